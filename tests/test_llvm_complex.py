@@ -123,7 +123,7 @@ def test_complex_transcendentals_match_numba_on_special_values(dt):
     functions translated from their source), sign,
     isfinite, maximum and minimum (the Numba path's expressions: abs as hypot, complex
     compares)
-    (xforms/kernels/cpu/llvm/python_ir.py): the bits of the Numba kernel, which compiles
+    (xforms/kernels/cpu/llvm/python_ir/): the bits of the Numba kernel, which compiles
     them with Numba, on the grid of special values (a 1 / n grid's worth of pairs)."""
     a, b = _grid(dt)
     assert _taken(_transcendental, a, b)[0], llvm.refusals(_taken(_transcendental, a, b)[1])
@@ -180,19 +180,44 @@ def test_untranslatable_functions_are_refused():
         return cmath.exp(z)
 
     def loops(x):
-        while x > 1.0:
-            x = x * 0.5
+        for k in (1, 2):        # (a for loop over no range)
+            x = x * k
         return x
 
-    def retyped(x):
-        y = x                   # float32
-        y = float(2)            # float64: Numba would version y
-        return y
-    ns = {"uses_cmath": uses_cmath, "loops": loops, "retyped": retyped}
+    def else_loop(x):
+        while x > 1.0:
+            x = x * 0.5
+        else:
+            x = -x
+        return x
+    ns = {"uses_cmath": uses_cmath, "loops": loops, "else_loop": else_loop}
     for body, ty in (("return uses_cmath(a0)", pi.COMPLEX128), ("return loops(a0)", pi.F64),
-                     ("return retyped(a0)", pi.F32), ("return a0 ** 2", pi.F64)):
+                     ("return else_loop(a0)", pi.F64), ("return a0 ** 2", pi.F64)):
         with pytest.raises(pi.Untranslatable):
             pi.translate(body, [ty], ty, ns, ns)
+
+
+def test_loops_type_their_variables_as_numba():
+    """Loops (while, for over a range, break, continue) and Numba's SSA types: a float32
+    argument reassigned a float64 is float64 from there on (the loop's head widens it),
+    what read it before read the float32; a range's variable is an int64."""
+    from xforms.kernels.cpu.llvm import python_ir as pi
+
+    def halve(x):
+        y = x * x                   # float32
+        while x > 1.0:
+            x = x * 0.5             # float64 (0.5): the head's x widens
+            if x < 3.0:
+                continue
+        for k in range(1, 9, 2):
+            if k > 5:
+                break
+            y = y + k               # float32 + int64: float64
+        return x + y
+    fn = pi.translate("return f(a0)", [pi.F32], pi.F64, {"f": halve}, {})
+    text = "\n".join(fn.texts)
+    assert "fmul float" in text and "fpext float" in text and "fmul double" in text
+    assert "icmp slt i64" in text and "sitofp i64" in text
 
 
 def test_translation_types_as_numba():

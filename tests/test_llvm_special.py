@@ -6,11 +6,15 @@ numba/np/npyfuncs.py); logistic below vector math's sizes as the rule prints it 
 exp(-x))).  So the values are the Numba kernel's bit for bit, in a scalar loop and in a
 loop long enough for vector math, and JAX's within rounding (XLA's cbrt(27.0) is
 3.0000000000000004 and exp2(-3.0) 0.12500000000000003, libm's 3.0 and 0.125)."""
+import itertools
+
 import numpy as np
 import pytest
 
 import xforms as xf
+import xforms.numpy as xnp
 from xforms import lax
+from xforms.scipy import special as xsp
 from xforms.kernels.cpu import backend
 
 RNG = np.random.default_rng(5)
@@ -90,3 +94,64 @@ def test_atan2_is_the_numba_kernels_and_jaxs(n, dt):
                                          0.7853981633974483],
                                rtol=1e-7 if dt == np.float32 else 1e-15)
     assert np.signbit(got[:5]).tolist() == [False, True, False, True, False]
+
+
+# ---- the scalar special functions (libm/special.py: loops), session 30 ------------------------
+# ordinary, huge, tiny, negative, pole and non-finite values (poles: 0, -1, -2; digamma's
+# root; zeta's s = 1)
+G = np.array([0.0, -0.0, 1.0, 0.5, 1.4616321449683622, 2.5, 3.0, 7.25, 9.99, 10.0, 33.3, 1e3,
+              1e8, 1e30, 1e300, 1e-5, 1e-30, 1e-300, -0.5, -1.0, -2.0, -2.5, -3.7, -1e-5, -1e8,
+              -1e30, np.inf, -np.inf, np.nan, 0.2, 0.9, 1.1, 2.0, 4.0, 100.0, 0.7, -0.7])
+
+
+def _pairs(dt, k=2):
+    """Every pair (k=2) or triple of a thinned G, as k operands of dtype dt."""
+    g = G if k == 2 else G[::3]
+    cols = np.array(list(itertools.product(g, repeat=k))).T
+    with np.errstate(over="ignore"):
+        return [c.astype(dt) for c in cols]
+
+
+_UNARY = {"digamma": lax.digamma, "erf_inv": lax.erf_inv, "i0e": lax.bessel_i0e,
+          "i1e": lax.bessel_i1e}
+_BINARY = {"zeta": lax.zeta, "igamma": lax.igamma, "igammac": lax.igammac,
+           "igamma_grad_a": lax.igamma_grad_a, "iv": xsp.iv, "ive": xsp.ive}
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(_UNARY) + sorted(_BINARY) + ["betainc"])
+def test_special_functions_are_the_numba_kernels(name, dt):
+    """Each function of libm/special.py (loops, module constants, closures' flags) is
+    translated by python_ir, so the program stays on the direct path, with the Numba
+    kernel's bits on the grid."""
+    if name in _UNARY:
+        with np.errstate(over="ignore"):
+            args, f = [G.astype(dt)], lambda x: _UNARY[name](x) * 2.0
+    elif name in _BINARY:
+        args, f = _pairs(dt), lambda a, x: _BINARY[name](a, x) * 2.0
+    else:
+        args, f = _pairs(dt, 3), lambda a, b, x: lax.betainc(a, b, x) * 2.0
+    got, want = _both_n(f, *args)
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+
+
+def _both_n(f, *xs):
+    ours = backend.compile_cpu(xf.make_jaxpr(f)(*xs), {"name": "t"})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XFORMS_LLVM_KERNELS", "0")
+        numba_kernel = backend.compile_cpu(xf.make_jaxpr(f)(*xs), {"name": "t"})
+    assert ours.compiler == "llvm" and ours.refusals() == [] and numba_kernel.compiler == "numba"
+    return np.asarray(ours(*xs)).ravel(), np.asarray(numba_kernel(*xs)).ravel()
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_digamma_gradient_and_polygamma_stay_direct(dt):
+    """The task's programs: grad of sum(digamma(x) * x) (trigamma: zeta) and polygamma
+    are lowered by the direct path, with the Numba kernel's bits."""
+    with np.errstate(over="ignore"):
+        x = G[np.isfinite(G)].astype(dt)
+    g = xf.grad(lambda x: xnp.sum(lax.digamma(x) * x))
+    got, want = _both(lambda x: g(x), x)
+    assert got.tobytes() == want.tobytes()
+    got, want = _both(lambda x: lax.polygamma(xnp.full_like(x, 3.0), x), x)
+    assert got.tobytes() == want.tobytes()

@@ -407,11 +407,13 @@ _KEPT = {
         "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
-    ("xforms/kernels/cpu/llvm/python_ir.py", "exp"): "not primitives: Python's math "
+    ("xforms/kernels/cpu/llvm/python_ir/calls.py", "exp"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
-    ("xforms/kernels/cpu/llvm/python_ir.py", "sqrt"): "not primitives: Python's math "
+    ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
-    ("xforms/kernels/cpu/llvm/python_ir.py", "real"): "not primitives: a Python complex's "
+    ("xforms/kernels/cpu/llvm/python_ir/calls.py", "floor"): "not primitives: Python's "
+    "math.floor/ceil, int64 results as Numba types them, in the translator of plain Python",
+    ("xforms/kernels/cpu/llvm/python_ir/expressions.py", "real"): "not primitives: a Python complex's "
     "attributes (z.real, z.imag) in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/control.py", "scan"):
         "code: which function lowers each control primitive on the direct LLVM path",

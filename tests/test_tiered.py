@@ -367,8 +367,9 @@ CHILD = textwrap.dedent("""
         for i in range(120):
             x = xnp.sin(x) * (0.5 + 0.001 * i) + x
         return x
-    # (digamma: outside the direct LLVM path's class -- it would compile a program in this
-    # process, with no worker; sorts are on the direct path since session 29)
+    # (the direct LLVM path is off in this child, XFORMS_LLVM_KERNELS=0: a program it took
+    # would compile in this process, with no worker -- sorts since session 29, this
+    # digamma gradient since 30)
     f = xf.jit(xf.grad(lambda x: xnp.sum(xf.lax.digamma(chain(x) + 3.0))), tiered=True)
     print(f(np.full(100, 0.3)))
     import time
@@ -393,7 +394,7 @@ def test_worker_exits_with_its_parent(tmp_path):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     env = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT,
-               XFORMS_TIERED="1")
+               XFORMS_TIERED="1", XFORMS_LLVM_KERNELS="0")
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]

@@ -39,6 +39,9 @@ import math
 _PI = math.pi
 _NAN = math.nan
 _INF = math.inf
+# floats at least this large are integers: tested before math.floor, whose int64 result
+# (Numba's) is undefined beyond 2^63 (LLVM's fptosi: the two CPU paths disagreed there)
+_BIG = 4503599627370496.0        # 2^52
 
 
 # ---- digamma -------------------------------------------------------------------------------
@@ -49,7 +52,7 @@ def digamma(x):
         return _INF
     acc = 0.0
     if x < 0.5:
-        if x == math.floor(x):           # poles 0, -1, -2, ...: nan (JAX's; scipy: -inf at 0)
+        if x <= -_BIG or x == math.floor(x):     # poles 0, -1, ...: nan (JAX's; scipy: -inf at 0)
             return _NAN
         # reflection psi(x) = psi(1 - x) - pi / tan(pi x), the argument reduced mod 1
         acc = -_PI / math.tan(_PI * (x - math.floor(x)))
@@ -81,18 +84,19 @@ def zeta(s, q):
         return _INF
     if s != s or q != q:
         return _NAN
-    if q <= 0.0 and q == math.floor(q):
-        even = abs(s) < _INF and 0.5 * s == math.floor(0.5 * s)
+    if q <= 0.0 and (q <= -_BIG or q == math.floor(q)):       # (q = -inf too: JAX's)
+        even = abs(s) < _INF and (abs(s) >= 2.0 * _BIG or 0.5 * s == math.floor(0.5 * s))
         return _INF if even else _NAN
-    if s < 1.0 or (q < 0.0 and s != math.floor(s)) or s == _INF or q == _INF:
+    if s < 1.0 or (q < 0.0 and s < _BIG and s != math.floor(s)) or s == _INF or q == _INF:
         return _NAN
     acc = 0.0
     while q < 10.0 + s:          # the corrections below shrink like ((s + 2k) / (2 pi q))^2
         t = math.pow(q, -s)
         acc += t
         q += 1.0
-        if q > 1.0 and abs(t) < 1e-18 * abs(acc):   # (terms decrease once q > 0): large
-            return acc                              # s, the remaining ones are negligible
+        if q > 1.0 and abs(t) <= 1e-18 * abs(acc):  # (terms decrease once q > 0): large
+            return acc      # s: the remaining ones are negligible (all 0: `<=`, not a loop
+            #                 up to q = 10 + s, which hung for s = 1e30)
     # tail: integral + half term + Euler-Maclaurin corrections
     acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
     fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)

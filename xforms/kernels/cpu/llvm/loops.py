@@ -44,7 +44,7 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import complexes, integers, reductions
+from .ops import complexes, integers, reductions, special
 from .ops.arrays import copies, cumulative, indexing, sorting
 from .ops.linalg import blocks, lapack, products, spectral, views
 from .ops.signal import convolutions, fft
@@ -458,6 +458,8 @@ class Loops(Expressions):
                 complexes.emit(self, stmt)
             elif integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
                 integers.emit(self, stmt)
+            elif special.takes(stmt.eqn):         # (digamma, zeta, ...: special.py)
+                special.emit(self, stmt)
             else:
                 self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)

@@ -16,7 +16,7 @@ and every other complex operation the Numba path prints as a call of complex_ari
 scalar functions -- a * b (XLA's fused product), abs, a / b, 1 / a, exp, log, sqrt, expm1,
 log1p, sin, cos, sinh, cosh, rsqrt, exp2, integer powers (xforms/kernels/loops/
 scalar_rules.py: `np.complex64(complex_exp(a))`) -- as that very expression, translated
-with the functions it calls from their Python source (`translated`, ../python_ir.py): one
+with the functions it calls from their Python source (`translated`, ../python_ir/): one
 copy of each formula, so a change to complex_arith reaches this path too.
 
     # c:c128[9] = mul a b   ->

@@ -1,0 +1,128 @@
+"""The translator's entry (`translate`) and its units: which functions a translation
+defines, each Python function's definition read from its source.
+
+    fn = translate("return f(a0)", [F64], F64, {"f": f}, ns)    # a Translated
+"""
+import ast
+import collections
+import hashlib
+import inspect
+import linecache
+import textwrap
+
+from .statements import Body, Widen
+from .typed import Untranslatable
+
+class Translated:
+    """One translated function: its LLVM `symbol`, return type, definitions (its own and
+    its callees', LLVM text) and the declarations they need (scalar.py's spelling)."""
+
+    def __init__(self, symbol, ret, texts, decls):
+        self.symbol, self.ret, self.texts, self.decls = symbol, ret, texts, decls
+
+
+_cache = {}
+
+
+def translate(body, args, ret, globs, ns, name="expr"):
+    """The function `def <name>(a0, a1, ...): <body>` (its arguments of types `args`, its
+    result cast to `ret`), names read from `globs`, the Python functions it calls translated
+    with their globals `ns` (functions found in `globs` too).  Cached per process."""
+    key = (body, tuple(args), ret, id(globs), id(ns))
+    if key not in _cache:
+        params = ", ".join(f"a{k}" for k in range(len(args)))
+        tree = ast.parse(f"def {name}({params}):\n{textwrap.indent(body, '    ')}\n").body[0]
+        digest = hashlib.sha1(repr(key[:3]).encode()).hexdigest()[:12]
+        unit = Unit(ns)
+        fn = unit.function(tree, globs, tuple(args), f"xf_py_{name}_{digest}", ret)
+        _cache[key] = Translated(fn.symbol, fn.ret, unit.texts(fn), unit.decls)
+    return _cache[key]
+
+
+class Fn:
+    def __init__(self, symbol, ret, text, callees, decls):
+        self.symbol, self.ret, self.text, self.callees, self.decls = (symbol, ret, text,
+                                                                      callees, decls)
+
+
+_FUNCTIONS = {}         # (id(py), id(ns), argtypes) -> Fn, per process
+
+
+class Unit:
+    """The functions one translation defines (shared across translations: `_FUNCTIONS`)."""
+
+    def __init__(self, ns):
+        self.ns, self.decls = ns, set()
+
+    def texts(self, fn):
+        seen, out, todo = set(), [], [fn]
+        while todo:
+            f = todo.pop()
+            if f.symbol not in seen:
+                seen.add(f.symbol)
+                out.append(f.text)
+                self.decls |= f.decls
+                todo.extend(f.callees)
+        return out
+
+    def python(self, py, args):
+        """The Fn of Python function `py` for argument types `args`."""
+        key = (id(py), id(self.ns), args)
+        if key not in _FUNCTIONS:
+            tree = definition(py)
+            tys = "_".join(t.name for t in args)
+            # names: a closure's cells (a factory's flags), the namespace, py's globals
+            cells = dict(zip(py.__code__.co_freevars,
+                             (c.cell_contents for c in py.__closure__ or ())))
+            globs = collections.ChainMap(cells, self.ns, py.__globals__)
+            _FUNCTIONS[key] = self.function(tree, globs, args, f"xf_py_{py.__name__}_{tys}")
+        return _FUNCTIONS[key]
+
+    def function(self, tree, globs, args, symbol, ret=None):
+        """Translate function `tree`: once to learn its returns' type (unless given), then
+        with it."""
+        fixed, widen = ret, {}
+        if ret is None:
+            body = self.body(tree, globs, args, symbol, None, widen)
+            ret = body.returned
+            if ret is None:
+                raise Untranslatable(f"{tree.name} returns nothing")
+        body = self.body(tree, globs, args, symbol, ret, widen)
+        if fixed is None and body.returned != ret:
+            raise Untranslatable(f"{tree.name}'s return type")
+        text = "\n".join([str(g) for g in body.tables.values()] + [str(body.fn)])
+        return Fn(symbol, ret, text, body.callees, body.decls)
+
+    def body(self, tree, globs, args, symbol, ret, widen):
+        """A Body, translated again while a loop widens a name (`Widen`: each try widens
+        one name at one loop's head, so this ends)."""
+        while True:
+            try:
+                return Body(self, tree, globs, args, symbol, ret, widen)
+            except Widen:
+                pass
+
+
+def definition(py):
+    """The `ast.FunctionDef` of Python function `py`, from its source lines.
+
+        >>> definition(complex_arith.multiply.multiply_scalar).name     # 'multiply_scalar'
+
+    Its lines are cut from the file by its code object's first and last lines, not found
+    by `inspect.getsource`, whose tokenizer took ~4 of the MLP f's ~5 ms on vecmath's
+    sources (#35, s29).  A cut that does not parse to `py`'s definition (a last statement
+    on a line without code, a nested def last) falls back to `inspect.getsource`."""
+    code = py.__code__
+    end = max((line for _, _, line in code.co_lines() if line), default=0)
+    lines = linecache.getlines(code.co_filename)[code.co_firstlineno - 1:end]
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        if isinstance(tree, ast.FunctionDef) and tree.name == code.co_name:
+            return tree
+    except (SyntaxError, IndexError):
+        pass
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(py))).body[0]
+    except (OSError, TypeError, SyntaxError) as e:      # (a function made at run time)
+        raise Untranslatable(f"no source of {py.__name__}") from e
+
