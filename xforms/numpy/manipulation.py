@@ -173,8 +173,17 @@ def split(a, indices_or_sections, axis=0):
 
 
 def tile(a, reps):
+    """a repeated reps[k] times along each of its trailing axes (jax.numpy.tile).
+
+    >>> tile(xnp.arange(2), 2)                                  # [0 1 0 1]
+
+    reps may be an int, a 0-d array or a sequence of them; each is read with
+    operator.index as jax does, so a 0-d array counts as one rep and a uint8 255 as the
+    Python int 255 (numpy integer products would wrap the result's shape).
+    """
     a = asarray_operand(a)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    reps = tuple(reps) if np.ndim(reps) else (reps,)
+    reps = tuple(operator.index(r) for r in reps)
     shape = aval(a).shape
     nd = builtins.max(len(shape), len(reps))
     shape = (1,) * (nd - len(shape)) + shape
