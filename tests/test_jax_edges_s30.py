@@ -25,3 +25,16 @@ def test_tile_reads_each_rep_as_a_python_int(tiers):
          [1], np.uint8)
     same(tiers(lambda x: xnp.tile(x, np.asarray(2, np.int64)), np.array([3, 4], np.int32)),
          [3, 4, 3, 4], np.int32)
+
+
+def test_fft_of_float16_is_complex64(tiers):
+    # jax.numpy.fft.fftn(np.float16(1.5)) = Array(1.5+0j, dtype=complex64), fft(float16
+    # [1, 2, 3, 4]) = [10+0j, -2+2j, -2+0j, -2-2j] complex64 and irfft of it float32 [2.5,
+    # -0.6666667, 0, -0.16666667, 0, -0.6666667] (jax 0.10.2): jax has no complex32, float16
+    # goes through complex64; xforms refused fft (no complex dtype for float16) and returned
+    # fftn of a 0-d float16 unchanged
+    same(tiers(xnp.fft.fftn, np.float16(1.5)), 1.5 + 0j, np.complex64)
+    a = np.array([1, 2, 3, 4], np.float16)
+    same(tiers(xnp.fft.fft, a), [10, -2 + 2j, -2, -2 - 2j], np.complex64)
+    close(tiers(xnp.fft.irfft, a), [2.5, -0.6666667, 0, -0.16666667, 0, -0.6666667],
+          np.float32, rtol=1e-6)
