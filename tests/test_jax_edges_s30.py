@@ -7,8 +7,12 @@ JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64`
 written here as literals.
 """
 import numpy as np
+import pytest
 
+import xforms as xf
+import xforms.lax as xlax
 import xforms.numpy as xnp
+import xforms.scipy.special as xsp
 from jax_tiers import tiers, same, close  # noqa: F401 (a fixture)
 
 
@@ -38,3 +42,57 @@ def test_fft_of_float16_is_complex64(tiers):
     same(tiers(xnp.fft.fft, a), [10, -2 + 2j, -2, -2 - 2j], np.complex64)
     close(tiers(xnp.fft.irfft, a), [2.5, -0.6666667, 0, -0.16666667, 0, -0.6666667],
           np.float32, rtol=1e-6)
+
+
+# ---- 'accepted' cases (xforms answered where jax raises) that were wrong numbers ----------
+@pytest.mark.parametrize("name", ["exp1", "expi", "sici", "entr", "rel_entr", "kl_div"])
+def test_real_only_special_functions_refuse_complex(name):
+    # jax.scipy.special.exp1(np.complex64(-1.5+1j)) (jax 0.10.2): ValueError "exp1 does not
+    # support complex-valued inputs." (so expi, entr, rel_entr, kl_div; sici: "Argument `x`
+    # to sici must be real-valued"); xforms ran the real formula: exp1(-1.5+1j) = nan+0j
+    # where SciPy's complex E1 is -2.80-0.40j, sici's Si(2-0.5j) = 1.63+0j (SciPy
+    # 1.66-0.23j)
+    f = getattr(xsp, name)
+    args = (np.complex64(-1.5 + 1j),) * (2 if name in ("rel_entr", "kl_div") else 1)
+    with pytest.raises(ValueError, match="complex"):
+        f(*args)
+    with pytest.raises(ValueError, match="complex"):
+        xf.jit(f)(*args)
+    assert np.isfinite(np.asarray(f(*(np.float64(0.5),) * len(args)))).all()
+
+
+def test_expand_dims_refuses_an_axis_out_of_range():
+    # jax.numpy.expand_dims(np.int32(1), -2) and jax.lax.expand_dims(zeros(7), (250,)) (jax
+    # 0.10.2, NumPy too): ValueError "axis -2 is out of bounds for array of dimension 1";
+    # xforms wrapped the axis modulo the result's rank and returned [1] / an 8-d array
+    with pytest.raises(ValueError, match="out of bounds"):
+        xnp.expand_dims(np.int32(1), -2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        xf.jit(lambda a: xnp.expand_dims(a, 1))(np.int32(1))
+    with pytest.raises(ValueError, match="out of bounds"):
+        xlax.expand_dims(np.zeros(7, np.uint8), (250,))
+    with pytest.raises(ValueError, match="repeated"):
+        xnp.expand_dims(np.zeros(2), (0, 0))
+    assert xnp.expand_dims(np.zeros(3), (0, -1)).shape == (1, 3, 1)
+
+
+def test_split_reads_negative_indices_as_numpy():
+    # jax.numpy.split(a, [1, 2, -2, 3, 0, 4, -1]) raises (jax 0.10.2: "Sizes passed to split
+    # must be nonnegative"); NumPy slices a[lo:hi], -2 counting from the end (below, numpy
+    # 2's np.split). xforms clamped -2 to 0: [0] [-3] [] [0 -3 2] ... (neither)
+    a = np.array([0, -3, 2, 5, -1, 7, 1], np.int32)
+    want = [[0], [-3], [2, 5, -1], [], [], [0, -3, 2, 5], [-1, 7], [1]]
+    idx = [1, 2, -2, 3, 0, 4, -1]
+    for got in (xnp.split(a, idx), xnp.array_split(a, idx),
+                xf.jit(lambda x: xnp.split(x, idx))(a)):
+        assert [np.asarray(g).tolist() for g in got] == want
+
+
+def test_ix_of_booleans_takes_their_true_positions():
+    # np.ix_([False, False, True, True, False, True, True]) = (array([2, 3, 5, 6]),) (NumPy
+    # 2; jax 0.10.2 raises NotImplementedError "Boolean arguments to jax.numpy.ix_ are not
+    # implemented"); xforms returned the booleans themselves as the index
+    (i,) = xnp.ix_(np.array([False, False, True, True, False, True, True]))
+    assert np.asarray(i).tolist() == [2, 3, 5, 6]
+    r, c = xnp.ix_(np.array([0, 2]), np.array([True, False, True]))
+    assert np.asarray(r).shape == (2, 1) and np.asarray(c).tolist() == [[0, 2]]

@@ -151,6 +151,12 @@ def hstack(arrays):
     return concatenate(arrays, axis=0 if aval(arrays[0]).ndim == 1 else 1)
 
 
+def _slice_index(i, n):
+    """Index i of a slice bound along an axis of length n, as Python reads a[i:]
+    (_slice_index(-2, 7) == 5; out of range clamps to 0 or n)."""
+    return builtins.max(i + n, 0) if i < 0 else builtins.min(i, n)
+
+
 def split(a, indices_or_sections, axis=0):
     a = asarray_operand(a)
     shape = aval(a).shape
@@ -162,7 +168,8 @@ def split(a, indices_or_sections, axis=0):
         step = n // indices_or_sections
         bounds = list(range(0, n + 1, step))
     else:
-        bounds = [0] + [builtins.min(builtins.max(int(i), 0), n) for i in indices_or_sections] + [n]
+        # NumPy slices a[lo:hi]: a negative index counts from the end (jax refuses one)
+        bounds = [0] + [_slice_index(operator.index(i), n) for i in indices_or_sections] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         start = [0] * len(shape)
