@@ -96,3 +96,13 @@ def test_ix_of_booleans_takes_their_true_positions():
     assert np.asarray(i).tolist() == [2, 3, 5, 6]
     r, c = xnp.ix_(np.array([0, 2]), np.array([True, False, True]))
     assert np.asarray(r).shape == (2, 1) and np.asarray(c).tolist() == [[0, 2]]
+
+
+def test_tri_indices_of_an_unsigned_size():
+    # jax.numpy.triu_indices(np.uint8(1)) = (Array([0]), Array([0])) and
+    # tril_indices(np.asarray(3, np.uint16), np.int8(-1)) = ([1, 2, 2], [0, 0, 1]) (jax
+    # 0.10.2); xforms refused with NumPy's "Python integer -1 out of bounds for uint8" (its
+    # n - 1 in the unsigned type)
+    assert [np.asarray(v).tolist() for v in xnp.triu_indices(np.uint8(1))] == [[0], [0]]
+    assert [np.asarray(v).tolist() for v in xnp.tril_indices(
+        np.asarray(3, np.uint16), np.int8(-1))] == [[1, 2, 2], [0, 0, 1]]

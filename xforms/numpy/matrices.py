@@ -85,14 +85,28 @@ def triu(m, k=0):
     return _masked(m, k, False, "triu")
 
 
+def _tri_sizes(n, k, m):
+    """n, k, m as Python ints (operator.index, as jax reads them): a uint8 n stays out of
+    NumPy's uint8 arithmetic (its n - 1 overflowed) and a float n is refused as jax does."""
+    return operator.index(n), operator.index(k), None if m is None else operator.index(m)
+
+
 def tril_indices(n, k=0, m=None):
+    """The indices of the lower triangle of an (n, m) array, from diagonal k down.
+
+        >>> xnp.tril_indices(2)            # (Array([0, 1, 1]), Array([0, 0, 1]))
+    """
     from ._util import wrap_result
-    return tuple(wrap_result(i) for i in np.tril_indices(n, k, m))
+    return tuple(wrap_result(i) for i in np.tril_indices(*_tri_sizes(n, k, m)))
 
 
 def triu_indices(n, k=0, m=None):
+    """The indices of the upper triangle of an (n, m) array, from diagonal k up.
+
+        >>> xnp.triu_indices(2)            # (Array([0, 0, 1]), Array([0, 1, 1]))
+    """
     from ._util import wrap_result
-    return tuple(wrap_result(i) for i in np.triu_indices(n, k, m))
+    return tuple(wrap_result(i) for i in np.triu_indices(*_tri_sizes(n, k, m)))
 
 
 def tril_indices_from(arr, k=0):
