@@ -106,3 +106,16 @@ def test_tri_indices_of_an_unsigned_size():
     assert [np.asarray(v).tolist() for v in xnp.triu_indices(np.uint8(1))] == [[0], [0]]
     assert [np.asarray(v).tolist() for v in xnp.tril_indices(
         np.asarray(3, np.uint16), np.int8(-1))] == [[1, 2, 2], [0, 0, 1]]
+
+
+def test_matvec_and_diag_indices_from_refuse_too_few_axes():
+    # jax.numpy.matvec(ones(7), ones(7)) (jax 0.10.2; NumPy too): ValueError "does not have
+    # enough dimensions"; xforms returned the vectors' dot. diag_indices_from(ones(7)): jax
+    # ValueError "input array must be at least 2-d"; xforms returned (arange(7),)
+    for bad in (lambda: xnp.matvec(np.ones(7), np.ones(7)),
+                lambda: xf.jit(xnp.matvec)(np.ones(7), np.ones(7)),
+                lambda: xnp.diag_indices_from(np.ones(7)),
+                lambda: xnp.diag_indices_from(np.ones((2, 3)))):
+        with pytest.raises(ValueError, match="axes|2-d|equal"):
+            bad()
+    assert np.asarray(xnp.matvec(np.ones((3, 2, 2)), np.ones((3, 2)))).shape == (3, 2)

@@ -71,13 +71,33 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     return with_weak(out, aval(prod).weak_type)    # (int8 . uint64: a weak float64, as JAX)
 
 
+def _needs_rank(name, x, rank, what):
+    """Refuse an operand of fewer than `rank` axes (NumPy's gufunc error; the product would
+    otherwise be another one: matvec of two vectors their dot)."""
+    if aval(x).ndim < rank:
+        raise ValueError(f"{name}: {what} needs at least {rank} axes, got shape "
+                         f"{aval(x).shape}")
+
+
 def matvec(x1, x2, /):
-    """Batched matrix-vector product: x1 (..., m, n), x2 (..., n) -> (..., m)."""
+    """Batched matrix-vector product: x1 (..., m, n), x2 (..., n) -> (..., m).
+
+        >>> xnp.matvec(xnp.eye(2), xnp.array([1.0, 2.0]))        # [1., 2.]
+    """
+    x1, x2 = asarray_operand(x1), asarray_operand(x2)
+    _needs_rank("matvec", x1, 2, "the matrix x1")
+    _needs_rank("matvec", x2, 1, "the vector x2")
     return man.squeeze(lo.matmul(x1, man.expand_dims(x2, -1)), -1)
 
 
 def vecmat(x1, x2, /):
-    """Batched vector-matrix product: conj(x1) (..., m), x2 (..., m, n) -> (..., n)."""
+    """Batched vector-matrix product: conj(x1) (..., m), x2 (..., m, n) -> (..., n).
+
+        >>> xnp.vecmat(xnp.array([1.0, 2.0]), xnp.eye(2))        # [1., 2.]
+    """
+    x1, x2 = asarray_operand(x1), asarray_operand(x2)
+    _needs_rank("vecmat", x1, 1, "the vector x1")
+    _needs_rank("vecmat", x2, 2, "the matrix x2")
     return man.squeeze(lo.matmul(man.expand_dims(uf.conj(x1), -2), x2), -2)
 
 

@@ -129,7 +129,18 @@ def diag_indices(n, ndim=2):
 
 
 def diag_indices_from(arr):
-    return diag_indices(aval(arr).shape[0], aval(arr).ndim)
+    """diag_indices of a square array of two or more axes (others refused, as NumPy and jax).
+
+        >>> xnp.diag_indices_from(xnp.eye(2))       # (Array([0, 1]), Array([0, 1]))
+    """
+    shape = aval(arr).shape
+    if len(shape) < 2:
+        raise ValueError(f"diag_indices_from: input array must be at least 2-d, got shape "
+                         f"{shape}")
+    if len(set(shape)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions of input must be of equal "
+                         f"length, got shape {shape}")
+    return diag_indices(shape[0], len(shape))
 
 
 def kron(a, b):
