@@ -119,3 +119,20 @@ def test_matvec_and_diag_indices_from_refuse_too_few_axes():
         with pytest.raises(ValueError, match="axes|2-d|equal"):
             bad()
     assert np.asarray(xnp.matvec(np.ones((3, 2, 2)), np.ones((3, 2)))).shape == (3, 2)
+
+
+def test_complex_isposinf_interp_and_a_non_vector_compress_condition_are_refused():
+    # jax 0.10.2 (NumPy too) raises for each: isposinf(complex64 [inf+2j]) "isposinf/isneginf
+    # are not well defined for complex types"; interp(complex x) "complex x values not
+    # supported"; compress(np.float32(0.5), np.float32(-0.5)) "condition must be a 1D
+    # array". xforms answered [False], an order of complex points, and [-0.5]
+    for bad in (lambda: xnp.isposinf(np.array([np.inf + 2j], np.complex64)),
+                lambda: xnp.isneginf(np.array([-np.inf + 0j])),
+                lambda: xnp.interp(np.array([1j]), np.array([0.0, 1.0]), np.array([0.0, 1.0])),
+                lambda: xnp.compress(np.float32(0.5), np.float32(-0.5)),
+                lambda: xnp.compress(np.ones((2, 2), bool), np.ones(4))):
+        with pytest.raises(ValueError, match="complex|1-D"):
+            bad()
+    # complex fp stays allowed (jax and NumPy interpolate its parts): [0.5j, 1+0.5j]
+    got = xnp.interp(np.array([0.5, 1.5]), np.array([0.0, 1, 2]), np.array([0, 1j, 2]))
+    np.testing.assert_allclose(np.asarray(got), [0.5j, 1 + 0.5j])
