@@ -136,3 +136,13 @@ def test_complex_isposinf_interp_and_a_non_vector_compress_condition_are_refused
     # complex fp stays allowed (jax and NumPy interpolate its parts): [0.5j, 1+0.5j]
     got = xnp.interp(np.array([0.5, 1.5]), np.array([0.0, 1, 2]), np.array([0, 1j, 2]))
     np.testing.assert_allclose(np.asarray(got), [0.5j, 1 + 0.5j])
+
+
+def test_unique_along_an_axis_of_float16_orders_as_jax():
+    # jax.numpy.unique(float16 [[-1.5, 2, nan], [inf, -inf, 0.5]], axis=-1) (jax 0.10.2) is
+    # the array itself ([-1.5, 2, nan] first); xforms returned NumPy's [[nan, -1.5, 2], [0.5,
+    # inf, -inf]]: NumPy orders float16 slices by their bytes (float32 as jax)
+    a = np.array([[-1.5, 2.0, np.nan], [np.inf, -np.inf, 0.5]], np.float16)
+    got = xnp.unique(a, axis=-1)
+    np.testing.assert_array_equal(np.asarray(got), a)
+    assert got.dtype == np.float16
