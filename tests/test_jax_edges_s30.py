@@ -146,3 +146,15 @@ def test_unique_along_an_axis_of_float16_orders_as_jax():
     got = xnp.unique(a, axis=-1)
     np.testing.assert_array_equal(np.asarray(got), a)
     assert got.dtype == np.float16
+
+
+def test_dynamic_update_slice_refuses_a_start_per_element():
+    # jax.lax.dynamic_update_slice(zeros(7), ones(7), float32 arange(7)) (jax 0.10.2):
+    # ValueError "Length of slice indices must match number of operand dimensions (7 vs
+    # (7,))"; xforms took the first start (dynamic_slice already refused this)
+    x = np.zeros(7, np.float32)
+    for starts in (np.arange(7, dtype=np.float32), np.arange(7), (0.5,)):
+        with pytest.raises(TypeError, match="scalar integer start"):
+            xlax.dynamic_update_slice(x, np.ones(2, np.float32), starts)
+    same([xlax.dynamic_update_slice(x, np.ones(2, np.float32), (np.int32(3),))],
+         [0, 0, 0, 1, 1, 0, 0], np.float32)
