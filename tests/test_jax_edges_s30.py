@@ -158,3 +158,12 @@ def test_dynamic_update_slice_refuses_a_start_per_element():
             xlax.dynamic_update_slice(x, np.ones(2, np.float32), starts)
     same([xlax.dynamic_update_slice(x, np.ones(2, np.float32), (np.int32(3),))],
          [0, 0, 0, 1, 1, 0, 0], np.float32)
+
+
+def test_broadcast_shapes_refuses_a_negative_size():
+    # jax.numpy.broadcast_shapes(np.int32(1), np.int32(-2)) (jax 0.10.2): TypeError "Only
+    # non-negative indices are allowed" (NumPy: ValueError "negative dimensions are not
+    # allowed"); xforms returned (array(-2),)
+    with pytest.raises(ValueError, match="negative"):
+        xnp.broadcast_shapes(np.int32(1), np.int32(-2))
+    assert xnp.broadcast_shapes(np.int32(1), (np.uint8(2), 1), [4]) == (2, 4)

@@ -6,6 +6,8 @@ iterable, broadcast_shapes).
 
     >>> xnp.vecdot(xnp.ones((2, 3)), xnp.ones(3))       # [3, 3]
 """
+import operator
+
 import numpy as np
 
 from ..core.avals import broadcast_shapes as _bshapes
@@ -181,6 +183,20 @@ def iterable(y):
     return np.iterable(y)
 
 
+def _shape_arg(s):
+    """One shape of broadcast_shapes: a sequence of sizes or one size, each a non-negative
+    integer (operator.index, as jax; a negative size is refused as NumPy and jax do)."""
+    # (an int stays itself: the CPU backend's symbolic sizes are an int subclass)
+    sizes = tuple(d if isinstance(d, int) else operator.index(d)
+                  for d in (s if isinstance(s, (tuple, list)) else (s,)))
+    if any(d < 0 for d in sizes):
+        raise ValueError(f"broadcast_shapes: negative dimensions are not allowed, got {sizes}")
+    return sizes
+
+
 def broadcast_shapes(*shapes):
-    return tuple(_bshapes(*(tuple(s) if isinstance(s, (tuple, list)) else (s,)
-                            for s in shapes)))
+    """The shape the given shapes broadcast to.
+
+        >>> xnp.broadcast_shapes((2, 1), (3,))                   # (2, 3)
+    """
+    return tuple(_bshapes(*(_shape_arg(s) for s in shapes)))
