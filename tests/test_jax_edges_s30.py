@@ -167,3 +167,16 @@ def test_broadcast_shapes_refuses_a_negative_size():
     with pytest.raises(ValueError, match="negative"):
         xnp.broadcast_shapes(np.int32(1), np.int32(-2))
     assert xnp.broadcast_shapes(np.int32(1), (np.uint8(2), 1), [4]) == (2, 4)
+
+
+def test_fresnel_of_float16(tiers):
+    # jax.scipy.special.fresnel(float16 [0.5, 2, -3, inf, nan]) (jax 0.10.2): S = [0.06476,
+    # 0.3435, -0.4963, 0.5, nan], C = [0.4924, 0.4883, -0.606, 0.5, nan], float16 (computed in
+    # float32); xforms gave float32 eagerly (its w(z) is complex64) and refused under jit
+    # (the custom_jvp's tangents were float32 against float16 primals)
+    x = np.array([0.5, 2.0, -3.0, np.inf, np.nan], np.float16)
+    s_want = np.array([0.06475830078125, 0.343505859375, -0.496337890625, 0.5, np.nan],
+                      np.float16)
+    c_want = np.array([0.492431640625, 0.48828125, -0.60595703125, 0.5, np.nan], np.float16)
+    same([r[0] for r in tiers(xsp.fresnel, x)], s_want, np.float16)
+    same([r[1] for r in tiers(xsp.fresnel, x)], c_want, np.float16)
