@@ -124,6 +124,13 @@ ALLOWED = {
     ("special", "hyp1f1", "int32"): "float32 results: jax's 1F1(5; 3; -4) = -0.0061005 is off "
                                     "by 8e-4 relative (its alternating series cancels; SciPy "
                                     "and xforms' Kummer transform: -0.0061052)",
+    ("special", "hyp1f1", "int8"): "the int32 entry's reason (1F1(5; 3; -4), checked s30)",
+    ("special", "hyp1f1", "int16"): "the int32 entry's reason (1F1(5; 3; -4), checked s30)",
+    ("special", "hyp1f1", "uint8"): "1F1(1; 254; 252) (the sweep's -2, -4 wrapped): jax 0.10.2 "
+                                    "NaN; xforms 19.312096 float32, SciPy 19.312109 (checked "
+                                    "s30)",
+    ("special", "hyp1f1", "uint16"): "1F1(1; 65534; 65532): jax 0.10.2 NaN; xforms 320.17682 "
+                                     "float32, SciPy 320.17726 (1.4e-6 relative; checked s30)",
     ("special", "owens_t", "int32"): "jax 0.10.2's owens_t returns float64 for int32 and "
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
