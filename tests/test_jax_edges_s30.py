@@ -11,6 +11,7 @@ import pytest
 
 import xforms as xf
 import xforms.lax as xlax
+import xforms.nn as xnn
 import xforms.numpy as xnp
 import xforms.scipy.special as xsp
 from jax_tiers import tiers, same, close  # noqa: F401 (a fixture)
@@ -180,3 +181,15 @@ def test_fresnel_of_float16(tiers):
     c_want = np.array([0.492431640625, 0.48828125, -0.60595703125, 0.5, np.nan], np.float16)
     same([r[0] for r in tiers(xsp.fresnel, x)], s_want, np.float16)
     same([r[1] for r in tiers(xsp.fresnel, x)], c_want, np.float16)
+
+
+def test_one_hot_wants_an_integer_class_count():
+    # jax.nn.one_hot(np.float32(0.5), np.float32(-0.5)) (jax 0.10.2): TypeError "only integer
+    # scalar arrays can be converted to a scalar index"; xforms' int() made it 0 classes (an
+    # empty result), and 0.5 classes likewise
+    for n in (np.float32(-0.5), 0.5):
+        with pytest.raises(TypeError, match="integer"):
+            xnn.one_hot(np.float32(0.5), n)
+    with pytest.raises(ValueError, match="non-negative"):
+        xnn.one_hot(np.array([0]), -2)
+    same([xnn.one_hot(np.array([1]), np.asarray(2, np.uint8))], [[0.0, 1.0]], np.float64)
