@@ -138,6 +138,12 @@ ALLOWED = {
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
     ("special", "owens_t", "float32"): "the int32 entry's reason (jax's float64)",
     ("special", "owens_t", "bool"): "the int32 entry's reason (jax's float64)",
+    ("special", "owens_t", "int8"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint8"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "int16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint32"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "float16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
     ("special", "owens_t", "complex64"): "the int32 entry's reason (jax's complex128; its "
                                          "values: sign(a) T(|h|, |a|), as xforms')",
     ("stats.wrapcauchy", "pdf", "int32"): "jax.jit's float32 exp of logpdf at c outside (0, 1) "
