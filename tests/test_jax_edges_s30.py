@@ -193,3 +193,28 @@ def test_one_hot_wants_an_integer_class_count():
     with pytest.raises(ValueError, match="non-negative"):
         xnn.one_hot(np.array([0]), -2)
     same([xnn.one_hot(np.array([1]), np.asarray(2, np.uint8))], [[0.0, 1.0]], np.float64)
+
+
+def test_zeta_of_a_huge_order_ends(tiers):
+    # jax.scipy.special.polygamma(uint32 [4294967293, 2, 1], uint32 [2, 4294967294,
+    # 4294967295]) (jax 0.10.2): float32 [nan, -5.421012e-20, 2.3283064e-10]. Its first
+    # element needs zeta(2**32 - 2, 2): the compiled tier's scalar zeta summed terms until
+    # q reached 10 + s unless a term fell below 1e-18 of the sum, and with every term 0 (and
+    # the sum 0) it never did: 4e9 steps in float64, for ever in float32 (q + 1 == q past
+    # 2**24). The scalar function first, under an alarm (the old one loops in Python):
+    import signal
+    from xforms.kernels.libm.special import zeta as scalar_zeta
+
+    def stop(*_):
+        raise TimeoutError("zeta(2**32, 2) did not return in 10 s")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(10)
+    try:
+        assert scalar_zeta(2.0 ** 32, 2.0) == 0.0
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    a = np.array([4294967293, 2, 1], np.uint32)
+    b = np.array([2, 4294967294, 4294967295], np.uint32)
+    close(tiers(xsp.polygamma, a, b), [np.nan, -5.421012e-20, 2.3283064e-10], np.float32,
+          rtol=1e-6)
