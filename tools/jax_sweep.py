@@ -90,6 +90,8 @@ ALLOWED = {
                                            "float remainders and xforms' differ past the "
                                            "first bad size (NumPy refuses float indices)",
     ("numpy", "unravel_index", "float64"): "the float32 entry's reason",
+    ("numpy", "unravel_index", "float16"): "the float32 entry's reason (checked s30: float16 sizes "
+                                           "(-0.5, 0.25, -inf), NaN/inf indices)",
     ("numpy", "roots", "bool"): "a double root (-1): jax's companion-matrix eigenvalues split "
                                 "it by sqrt(eps) (-0.9999997 +- 3e-4j); xforms' is exact",
     ("numpy", "convolve", "float32"): "XLA's float32 convolution multiplies its zero padding "
@@ -122,11 +124,28 @@ ALLOWED = {
     ("special", "hyp1f1", "int32"): "float32 results: jax's 1F1(5; 3; -4) = -0.0061005 is off "
                                     "by 8e-4 relative (its alternating series cancels; SciPy "
                                     "and xforms' Kummer transform: -0.0061052)",
+    ("special", "hyp1f1", "int8"): "the int32 entry's reason (1F1(5; 3; -4), checked s30)",
+    ("special", "hyp1f1", "int16"): "the int32 entry's reason (1F1(5; 3; -4), checked s30)",
+    ("special", "hyp1f1", "uint8"): "1F1(1; 254; 252) (the sweep's -2, -4 wrapped): jax 0.10.2 "
+                                    "NaN; xforms 19.312096 float32, SciPy 19.312109 (checked "
+                                    "s30)",
+    ("special", "hyp1f1", "uint16"): "1F1(1; 65534; 65532): jax 0.10.2 NaN; xforms 320.17682 "
+                                     "float32, SciPy 320.17726 (1.4e-6 relative; checked s30)",
+    ("special", "sici", "float16"): "Si(+-inf): jax 0.10.2's float16 NaN; SciPy's (and jax's "
+                                    "float32) +-pi/2, xforms' +-1.57 (checked s30)",
+    ("special", "hyp1f1", "float16"): "1F1(2; -0.5; 1.5): jax 0.10.2 -116.375; SciPy -116.5256, "
+                                      "xforms -116.5 (the nearest float16; checked s30)",
     ("special", "owens_t", "int32"): "jax 0.10.2's owens_t returns float64 for int32 and "
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
     ("special", "owens_t", "float32"): "the int32 entry's reason (jax's float64)",
     ("special", "owens_t", "bool"): "the int32 entry's reason (jax's float64)",
+    ("special", "owens_t", "int8"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint8"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "int16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "uint32"): "the int32 entry's reason (jax's float64; s30: dtype only)",
+    ("special", "owens_t", "float16"): "the int32 entry's reason (jax's float64; s30: dtype only)",
     ("special", "owens_t", "complex64"): "the int32 entry's reason (jax's complex128; its "
                                          "values: sign(a) T(|h|, |a|), as xforms')",
     ("stats.wrapcauchy", "pdf", "int32"): "jax.jit's float32 exp of logpdf at c outside (0, 1) "
@@ -235,12 +254,17 @@ HANGS = {("special", "expn", "int32", 2): "jax 0.10.2's expn of the sweep's int3
                                           "operands loops for ever (their 1-d form, the "
                                           "same pairs and one more, returns in a second)",
          ("special", "expn", "float32", 1): _EXPN_INF, ("special", "expn", "float32", 2): _EXPN_INF,
-         ("special", "expn", "float64", 1): _EXPN_INF, ("special", "expn", "float64", 2): _EXPN_INF}
+         ("special", "expn", "float64", 1): _EXPN_INF, ("special", "expn", "float64", 2): _EXPN_INF,
+         ("special", "expn", "float16", 1): _EXPN_INF, ("special", "expn", "float16", 2): _EXPN_INF}
 _LOGGAMMA_C = ("jax 0.10.2's loggamma of the sweep's complex64 1-d operands (inf and NaN parts "
                "among them) gave no answer in 180 s inside XLA (session 25; the 0-d one "
                "returns); the other complex cases are skipped with it, untried")
 HANGS.update({("special", "loggamma", dt, nd): _LOGGAMMA_C
               for dt in ("complex64", "complex128") for nd in (1, 2)})
+_EXPN_HUGE = ("jax 0.10.2's expn of n = 2**32 - 3 (the sweep's -3 as uint32/uint64) gave no "
+              "answer in 120 s (session 30, a process of its own; xforms answers in 1 s)")
+HANGS.update({("special", "expn", dt, nd): _EXPN_HUGE
+              for dt in ("uint32", "uint64") for nd in (1, 2)})
 # Why a hang stalled the sweep (session 22, gdb): jax dispatches asynchronously, so `fn(...)`
 # returns and the main thread blocks in np.asarray of the result (PyArray_bf_getbuffer ->
 # BlockUntilReady, a futex wait) while an XLA worker runs the looping kernel; SIGALRM's

@@ -7,6 +7,8 @@ applies).  Each matches JAX's value and, at its kinks, JAX's derivative: the bra
 """
 import math
 
+import operator
+
 import numpy as np
 
 from .. import lax
@@ -202,7 +204,10 @@ def one_hot(x, num_classes, *, dtype=np.float64, axis=-1):
         Array([[1., 0., 0.], [0., 0., 1.]])
     """
     x = xnp.asarray(x)
-    num_classes = int(num_classes)
+    # an integer count, as jax reads it (int() took 0.5 as 0 and -0.5 as an empty axis)
+    num_classes = operator.index(num_classes)
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
     nd = x.ndim + 1
     ax = axis + nd if axis < 0 else axis
     if not 0 <= ax < nd:

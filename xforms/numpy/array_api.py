@@ -6,6 +6,8 @@ iterable, broadcast_shapes).
 
     >>> xnp.vecdot(xnp.ones((2, 3)), xnp.ones(3))       # [3, 3]
 """
+import operator
+
 import numpy as np
 
 from ..core.avals import broadcast_shapes as _bshapes
@@ -71,13 +73,33 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     return with_weak(out, aval(prod).weak_type)    # (int8 . uint64: a weak float64, as JAX)
 
 
+def _needs_rank(name, x, rank, what):
+    """Refuse an operand of fewer than `rank` axes (NumPy's gufunc error; the product would
+    otherwise be another one: matvec of two vectors their dot)."""
+    if aval(x).ndim < rank:
+        raise ValueError(f"{name}: {what} needs at least {rank} axes, got shape "
+                         f"{aval(x).shape}")
+
+
 def matvec(x1, x2, /):
-    """Batched matrix-vector product: x1 (..., m, n), x2 (..., n) -> (..., m)."""
+    """Batched matrix-vector product: x1 (..., m, n), x2 (..., n) -> (..., m).
+
+        >>> xnp.matvec(xnp.eye(2), xnp.array([1.0, 2.0]))        # [1., 2.]
+    """
+    x1, x2 = asarray_operand(x1), asarray_operand(x2)
+    _needs_rank("matvec", x1, 2, "the matrix x1")
+    _needs_rank("matvec", x2, 1, "the vector x2")
     return man.squeeze(lo.matmul(x1, man.expand_dims(x2, -1)), -1)
 
 
 def vecmat(x1, x2, /):
-    """Batched vector-matrix product: conj(x1) (..., m), x2 (..., m, n) -> (..., n)."""
+    """Batched vector-matrix product: conj(x1) (..., m), x2 (..., m, n) -> (..., n).
+
+        >>> xnp.vecmat(xnp.array([1.0, 2.0]), xnp.eye(2))        # [1., 2.]
+    """
+    x1, x2 = asarray_operand(x1), asarray_operand(x2)
+    _needs_rank("vecmat", x1, 1, "the vector x1")
+    _needs_rank("vecmat", x2, 2, "the matrix x2")
     return man.squeeze(lo.matmul(man.expand_dims(uf.conj(x1), -2), x2), -2)
 
 
@@ -161,6 +183,20 @@ def iterable(y):
     return np.iterable(y)
 
 
+def _shape_arg(s):
+    """One shape of broadcast_shapes: a sequence of sizes or one size, each a non-negative
+    integer (operator.index, as jax; a negative size is refused as NumPy and jax do)."""
+    # (an int stays itself: the CPU backend's symbolic sizes are an int subclass)
+    sizes = tuple(d if isinstance(d, int) else operator.index(d)
+                  for d in (s if isinstance(s, (tuple, list)) else (s,)))
+    if any(d < 0 for d in sizes):
+        raise ValueError(f"broadcast_shapes: negative dimensions are not allowed, got {sizes}")
+    return sizes
+
+
 def broadcast_shapes(*shapes):
-    return tuple(_bshapes(*(tuple(s) if isinstance(s, (tuple, list)) else (s,)
-                            for s in shapes)))
+    """The shape the given shapes broadcast to.
+
+        >>> xnp.broadcast_shapes((2, 1), (3,))                   # (2, 3)
+    """
+    return tuple(_bshapes(*(_shape_arg(s) for s in shapes)))

@@ -4,7 +4,8 @@ Every transform is the `fft` primitive (xforms/primitives/fft.py) over trailing 
 requested axes are moved to the end, cropped or zero-padded to `n`/`s`, transformed, scaled
 for `norm` ("backward": 1/N on the inverse; "ortho": 1/sqrt(N) both ways; "forward": 1/N on
 the forward transform) and moved back.  Real input to a complex transform becomes complex;
-integers become floating first (float32 stays float32 -> complex64).
+integers become floating first (float32 stays float32 -> complex64; float16 becomes complex64
+too: there is no complex32).
 
     >>> import xforms.numpy as xnp
     >>> xnp.fft.rfft(xnp.array([1.0, 2.0, 3.0, 4.0]))     # [10+0j, -2+2j, -2+0j]
@@ -22,7 +23,8 @@ from ._util import aval, asarray_operand, convert, inexact_dtype, returns_arrays
 from .manipulation import moveaxis
 
 _NORMS = ("backward", "ortho", "forward")
-_COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
+_COMPLEX = {np.dtype(np.float16): np.dtype(np.complex64),     # jax: no complex32
+            np.dtype(np.float32): np.dtype(np.complex64),
             np.dtype(np.float64): np.dtype(np.complex128)}
 
 

@@ -11,6 +11,7 @@ from . import manipulation as man
 from ._util import aval, asarray_operand, broadcast_to, wrap_result
 from .creation import arange, asarray
 from .ranges import linspace
+from .searching import nonzero
 
 
 def _slice_to_array(s):
@@ -130,13 +131,20 @@ def indices(dimensions, dtype=None, sparse=False):
 
 
 def ix_(*args):
-    """Open mesh of 1-D index arrays."""
+    """Open mesh of 1-D index arrays; a boolean one stands for its True positions, as
+    NumPy reads it (jax refuses booleans; a traced one has no static length: refused).
+
+        >>> [i.shape for i in ix_(xnp.array([0, 2]), xnp.array([True, False, True]))]
+        [(2, 1), (1, 2)]
+    """
     n = len(args)
     out = []
     for i, a in enumerate(args):
         a = asarray_operand(a)
         if aval(a).ndim != 1:
             raise ValueError("Cross index must be 1 dimensional")
+        if aval(a).dtype == np.bool_:
+            (a,) = nonzero(a)
         shape = [1] * n
         shape[i] = aval(a).shape[0]
         out.append(man.reshape(a, tuple(shape)))

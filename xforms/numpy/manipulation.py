@@ -151,6 +151,12 @@ def hstack(arrays):
     return concatenate(arrays, axis=0 if aval(arrays[0]).ndim == 1 else 1)
 
 
+def _slice_index(i, n):
+    """Index i of a slice bound along an axis of length n, as Python reads a[i:]
+    (_slice_index(-2, 7) == 5; out of range clamps to 0 or n)."""
+    return builtins.max(i + n, 0) if i < 0 else builtins.min(i, n)
+
+
 def split(a, indices_or_sections, axis=0):
     a = asarray_operand(a)
     shape = aval(a).shape
@@ -162,7 +168,8 @@ def split(a, indices_or_sections, axis=0):
         step = n // indices_or_sections
         bounds = list(range(0, n + 1, step))
     else:
-        bounds = [0] + [builtins.min(builtins.max(int(i), 0), n) for i in indices_or_sections] + [n]
+        # NumPy slices a[lo:hi]: a negative index counts from the end (jax refuses one)
+        bounds = [0] + [_slice_index(operator.index(i), n) for i in indices_or_sections] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         start = [0] * len(shape)
@@ -173,12 +180,16 @@ def split(a, indices_or_sections, axis=0):
 
 
 def tile(a, reps):
-    """`a` repeated `reps` times along each axis; `reps` an int, a NumPy integer or 0-d array,
-    or a sequence of them (as jax.numpy.tile: np.uint32(3) was a TypeError here).
-    >>> xnp.tile(xnp.array([1, 2]), np.uint32(2))    # [1, 2, 1, 2]"""
+    """a repeated reps[k] times along each of its trailing axes (jax.numpy.tile).
+
+    >>> tile(xnp.arange(2), 2)                                  # [0 1 0 1]
+
+    reps may be an int, a 0-d array or a sequence of them; each is read with
+    operator.index as jax does, so a 0-d array counts as one rep and a uint8 255 as the
+    Python int 255 (numpy integer products would wrap the result's shape).
+    """
     a = asarray_operand(a)
-    if isinstance(reps, np.ndarray) or np.ndim(reps) == 0:
-        reps = np.ravel(reps)
+    reps = tuple(reps) if np.ndim(reps) else (reps,)
     reps = tuple(operator.index(r) for r in reps)
     shape = aval(a).shape
     nd = builtins.max(len(shape), len(reps))

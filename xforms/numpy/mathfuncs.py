@@ -236,14 +236,28 @@ def lcm(x1, x2):
 
 # ---- predicates ---------------------------------------------------------------------------
 def isposinf(x):
+    """x == inf elementwise (False for integers); complex x refused, as jax and NumPy do
+    (which of inf+2j, inf+infj is "positive infinity" is not defined).
+
+        >>> xnp.isposinf(xnp.array([xnp.inf, 1.0]))    # [True, False]
+    """
     x = asarray_operand(x)
+    if aval(x).dtype.kind == "c":
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
     if aval(x).dtype.kind in "biu":
         return _zeros_like_bool(x)
     return ew.eq(x, ew.like(np.inf, x))
 
 
 def isneginf(x):
+    """x == -inf elementwise (False for integers); complex x refused, as jax and NumPy do
+    (which of -inf+2j, -inf-infj is "negative infinity" is not defined).
+
+        >>> xnp.isneginf(xnp.array([-xnp.inf, 1.0]))   # [True, False]
+    """
     x = asarray_operand(x)
+    if aval(x).dtype.kind == "c":
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
     if aval(x).dtype.kind in "biu":
         return _zeros_like_bool(x)
     return ew.eq(x, ew.like(-np.inf, x))

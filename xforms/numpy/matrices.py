@@ -85,14 +85,28 @@ def triu(m, k=0):
     return _masked(m, k, False, "triu")
 
 
+def _tri_sizes(n, k, m):
+    """n, k, m as Python ints (operator.index, as jax reads them): a uint8 n stays out of
+    NumPy's uint8 arithmetic (its n - 1 overflowed) and a float n is refused as jax does."""
+    return operator.index(n), operator.index(k), None if m is None else operator.index(m)
+
+
 def tril_indices(n, k=0, m=None):
+    """The indices of the lower triangle of an (n, m) array, from diagonal k down.
+
+        >>> xnp.tril_indices(2)            # (Array([0, 1, 1]), Array([0, 0, 1]))
+    """
     from ._util import wrap_result
-    return tuple(wrap_result(i) for i in np.tril_indices(n, k, m))
+    return tuple(wrap_result(i) for i in np.tril_indices(*_tri_sizes(n, k, m)))
 
 
 def triu_indices(n, k=0, m=None):
+    """The indices of the upper triangle of an (n, m) array, from diagonal k up.
+
+        >>> xnp.triu_indices(2)            # (Array([0, 0, 1]), Array([0, 1, 1]))
+    """
     from ._util import wrap_result
-    return tuple(wrap_result(i) for i in np.triu_indices(n, k, m))
+    return tuple(wrap_result(i) for i in np.triu_indices(*_tri_sizes(n, k, m)))
 
 
 def tril_indices_from(arr, k=0):
@@ -115,7 +129,18 @@ def diag_indices(n, ndim=2):
 
 
 def diag_indices_from(arr):
-    return diag_indices(aval(arr).shape[0], aval(arr).ndim)
+    """diag_indices of a square array of two or more axes (others refused, as NumPy and jax).
+
+        >>> xnp.diag_indices_from(xnp.eye(2))       # (Array([0, 1]), Array([0, 1]))
+    """
+    shape = aval(arr).shape
+    if len(shape) < 2:
+        raise ValueError(f"diag_indices_from: input array must be at least 2-d, got shape "
+                         f"{shape}")
+    if len(set(shape)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions of input must be of equal "
+                         f"length, got shape {shape}")
+    return diag_indices(shape[0], len(shape))
 
 
 def kron(a, b):

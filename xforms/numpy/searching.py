@@ -80,7 +80,10 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     a = asarray_operand(a)
     if axis is None:
         a, axis = man.ravel(a), 0
-    cond = man.ravel(asarray_operand(condition))
+    cond = asarray_operand(condition)
+    if aval(cond).ndim != 1:        # (NumPy and jax: a 0-d or 2-d condition is an error)
+        raise ValueError(f"compress: condition must be a 1-D array, got shape "
+                         f"{aval(cond).shape}")
     n = aval(a).shape[axis]
     if aval(cond).shape[0] > n:
         raise ValueError("compress: condition is longer than the axis")

@@ -25,10 +25,14 @@ from .indexing import IndexUpdateRef, take
 
 
 def _eager(ar, return_index, return_inverse, return_counts, axis, equal_nan):
-    res = np.unique(np.asarray(ar), return_index=return_index, return_inverse=return_inverse,
+    ar = np.asarray(ar)
+    # NumPy's unique along an axis orders float16 slices by their bytes (NaN first, -inf
+    # after inf); float32 holds every float16 exactly and orders them as jax (NaN last)
+    wide = ar.astype(np.float32) if axis is not None and ar.dtype == np.float16 else ar
+    res = np.unique(wide, return_index=return_index, return_inverse=return_inverse,
                     return_counts=return_counts, axis=axis, equal_nan=equal_nan)
     res = res if isinstance(res, tuple) else (res,)
-    out = [res[0]]
+    out = [res[0].astype(ar.dtype, copy=False)]
     k = 1
     for flag in (return_index, return_inverse, return_counts):
         if flag:

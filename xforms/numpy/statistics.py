@@ -314,7 +314,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of (xp, fp) at x (xp increasing)."""
     if period is not None:
         raise NotImplementedError("interp: the 'period' argument is not supported")
-    x, xp, fp = (float_of(asarray_operand(v)) for v in (x, xp, fp))
+    x, xp, fp = (asarray_operand(v) for v in (x, xp, fp))
+    if aval(x).dtype.kind == "c" or aval(xp).dtype.kind == "c":
+        # points have no order in the complex plane (jax and NumPy refuse; fp may be complex)
+        raise ValueError("interp: complex x or xp values are not supported")
+    x, xp, fp = (float_of(v) for v in (x, xp, fp))
     if aval(xp).ndim != 1 or aval(fp).ndim != 1 or aval(xp).shape != aval(fp).shape:
         raise ValueError("interp: xp and fp must be 1-D arrays of the same length")
     n = aval(xp).shape[0]

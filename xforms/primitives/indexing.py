@@ -474,6 +474,9 @@ declare(dynamic_update_slice_p, GATHER_SCATTER, inplace=0)
 def _dus_aval(x, u, *starts):
     """x's aval, weakly typed only where x, the update and every start are (JAX's standard
     rule: its starts are strong int arrays, so only a 0-d x keeps a weak type)."""
+    if len(starts) != x.ndim or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+        raise TypeError(f"dynamic_update_slice: need {x.ndim} scalar integer start indices, "
+                        f"got {len(starts)}")
     if u.ndim != x.ndim or u.dtype != x.dtype or any(k > n for k, n in zip(u.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice: update {u.str_short()} does not fit "
                         f"{x.str_short()}")

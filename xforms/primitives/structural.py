@@ -149,9 +149,20 @@ vmap_rules[squeeze_p] = lambda args, dims, *, dimensions: (
 
 
 def expand_dims(x, dimensions):
+    """x with unit axes inserted at `dimensions` (axes of the result, negatives from its
+    end; out of range or repeated: ValueError, as jax and NumPy, never a wrapped axis).
+
+        >>> expand_dims(np.zeros(3), (0, -1)).shape          # (1, 3, 1)
+    """
     aval = core.get_aval(x)
     nd = aval.ndim + len(dimensions)
+    bad = [d for d in dimensions if not -nd <= d < nd]
+    if bad:
+        raise ValueError(f"expand_dims: axis {bad[0]} is out of bounds for array of "
+                         f"dimension {nd}")
     dims = sorted(d % nd for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: repeated axis in {tuple(dimensions)}")
     shape = list(aval.shape)
     for d in dims:
         shape.insert(d, 1)

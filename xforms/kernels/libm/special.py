@@ -94,9 +94,11 @@ def zeta(s, q):
         t = math.pow(q, -s)
         acc += t
         q += 1.0
-        if q > 1.0 and abs(t) <= 1e-18 * abs(acc):  # (terms decrease once q > 0): large
-            return acc      # s: the remaining ones are negligible (all 0: `<=`, not a loop
-            #                 up to q = 10 + s, which hung for s = 1e30)
+        # (terms decrease once q > 0): at a large s the remaining ones are negligible;
+        # `<=` also stops when they underflow to 0 with acc = 0 (zeta(2**32 - 2, 2): the
+        # loop would otherwise run to q = 10 + s, 4e9 steps)
+        if q > 1.0 and abs(t) <= 1e-18 * abs(acc):
+            return acc
     # tail: integral + half term + Euler-Maclaurin corrections
     acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
     fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)

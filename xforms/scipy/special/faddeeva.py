@@ -126,14 +126,16 @@ def _fresnel_w(x):
 
 @custom_jvp
 def _fresnel(x):
-    ax = xnp.abs(x)
+    # float16 is computed in float32 and rounded once, as jax's (its w is complex64 anyway)
+    wide = x.astype(np.float32) if x.dtype == np.float16 else x
+    ax = xnp.abs(wide)
     near = ax <= 1.0
     s1, c1 = _fresnel_series(xnp.where(near, ax, 0.5))
     s2, c2 = _fresnel_w(xnp.where(near | xnp.isinf(ax), 2.0, ax))
     s = xnp.where(near, s1, xnp.where(xnp.isinf(ax), 0.5, s2))
     c = xnp.where(near, c1, xnp.where(xnp.isinf(ax), 0.5, c2))
-    neg = x < 0                                 # both are odd
-    return xnp.where(neg, -s, s), xnp.where(neg, -c, c)
+    neg = wide < 0                              # both are odd
+    return (xnp.where(neg, -s, s).astype(x.dtype), xnp.where(neg, -c, c).astype(x.dtype))
 
 
 @_fresnel.defjvp

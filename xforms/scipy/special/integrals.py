@@ -8,7 +8,7 @@ from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...numpy._util import aval, returns_arrays
-from ._util import float_operands
+from ._util import float_operands, real_operands
 from .gamma import bernoulli, digamma
 
 
@@ -58,7 +58,7 @@ def exp1(x):
 
         >>> exp1(xnp.array([0.5, 2.0]))
     """
-    (x,) = float_operands(x, name="exp1")
+    (x,) = real_operands(x, name="exp1")
     return _exp1(x)
 
 
@@ -100,7 +100,7 @@ def expi(x):
 
         >>> expi(xnp.array([-1.0, 1.0]))
     """
-    (x,) = float_operands(x, name="expi")
+    (x,) = real_operands(x, name="expi")
     return _expi(x)
 
 
@@ -238,7 +238,7 @@ def sici(x):
 
         >>> si, ci = sici(xnp.array([1.0, 10.0]))
     """
-    (x,) = float_operands(x, name="sici")
+    (x,) = real_operands(x, name="sici")
     return _sici(x)
 
 

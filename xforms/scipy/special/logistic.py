@@ -8,7 +8,7 @@ from ... import nn as _nn
 from ...custom import custom_jvp
 from ...numpy._util import returns_arrays
 from ...primitives import elementwise as ew
-from ._util import float_operands
+from ._util import float_operands, real_operands
 
 
 # ---- logistic, logs and entropies --------------------------------------------------------------
@@ -73,7 +73,7 @@ def xlog1py(x, y):
 @returns_arrays
 def entr(x):
     """-x log(x) for x > 0, 0 at 0, -inf for x < 0, NaN at NaN."""
-    (x,) = float_operands(x, name="entr")
+    (x,) = real_operands(x, name="entr")
     v = -x * xnp.log(xnp.where(x > 0, x, 1.0))
     return xnp.where(x < 0, -xnp.inf, v)
 
@@ -83,7 +83,7 @@ def rel_entr(x, y):
     """x log(x / y) for x, y > 0 (NaN at x = inf: JAX computes x log x - x log y, inf - inf
     there; the quotient's form is kept for its accuracy); 0 at x == 0, y >= 0; inf
     otherwise."""
-    x, y = float_operands(x, y, name="rel_entr")
+    x, y = real_operands(x, y, name="rel_entr")
     both = (x > 0) & (y > 0)
     v = x * xnp.log(xnp.where(both, x, 1.0) / xnp.where(both, y, 1.0))
     v = xnp.where(x == xnp.inf, xnp.nan, v)
@@ -93,7 +93,7 @@ def rel_entr(x, y):
 @returns_arrays
 def kl_div(x, y):
     """rel_entr(x, y) - x + y, as JAX's (NaN stays NaN: kl_div(nan, 0) was inf)."""
-    x, y = float_operands(x, y, name="kl_div")
+    x, y = real_operands(x, y, name="kl_div")
     return rel_entr(x, y) - x + y
 
 
