@@ -112,7 +112,7 @@ def unary(ufunc, scalar, single=None):
         else:
             with np.errstate(all="ignore"):
                 out = np.asarray(ufunc(x))
-        out = out if out.flags.writeable else out.copy()
+        out = out if out.flags.writeable else np.array(out)
         return _redo(out, _special(x, out), scalar, x)
 
     def impl(x):
@@ -148,6 +148,7 @@ def _patch_product(out, x, y):
         bad = ~(np.isfinite(out.real) & np.isfinite(out.imag))
     if bad.any():
         dt = out.dtype
+        out = out if out.flags.writeable else np.array(out)   # (a ufunc of read-only Arrays)
         _redo(out, bad, lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
     return out
 
