@@ -155,3 +155,16 @@ def test_digamma_gradient_and_polygamma_stay_direct(dt):
     assert got.tobytes() == want.tobytes()
     got, want = _both(lambda x: lax.polygamma(xnp.full_like(x, 3.0), x), x)
     assert got.tobytes() == want.tobytes()
+
+
+def test_logaddexp_stays_open_ir_not_a_scalar_call():
+    """logaddexp has a scalar function for the Numba path (SCALAR_IMPLS) but ../scalar.py
+    spells it as open IR whose exp and log1p vector math takes; the translated scalar call
+    (special.py) ran the Newton-CG row's logistic loss 2x slower (session 30)."""
+    from xforms.kernels.cpu.llvm.ops import special as llvm_special
+    x = np.linspace(-30.0, 30.0, 256)
+    closed = xf.make_jaxpr(lambda v: xnp.logaddexp(0.0, v))(x)
+    (eqn,) = [e for e in closed.jaxpr.eqns if e.prim.name == "logaddexp"]
+    assert not llvm_special.takes(eqn)
+    ours, numba = _both(lambda v: xnp.logaddexp(0.0, v), x)
+    np.testing.assert_array_equal(ours, numba)
