@@ -94,7 +94,12 @@ def _integer_max(x, axis, where):
 def _integer_log_softmax(x, axis, where):
     """JAX's definition on integer x: x - max(x) wraps in x's dtype (uint8: 1 - 2 is 255)."""
     x_safe = x if where is None else xnp.where(where, x, -np.inf)
-    shifted = x_safe - _integer_max(x, axis, where)
+    return _log_softmax_of(x_safe - _integer_max(x, axis, where), axis, where)
+
+
+def _log_softmax_of(shifted, axis, where):
+    """shifted - log(sum(exp(shifted))) along `axis` (shifted = x - max(x)), -inf outside
+    `where`."""
     e = xnp.exp(shifted)
     if where is not None:
         e = xnp.where(where, e, 0.0)
@@ -108,12 +113,7 @@ def log_softmax(x, axis=-1, where=None):
     x = wrapping_or_float(x)
     if _is_integer(x):
         return _integer_log_softmax(x, axis, where)
-    shifted = x - _masked_max(x, axis, where)
-    e = xnp.exp(shifted)
-    if where is not None:
-        e = xnp.where(where, e, 0.0)
-    out = shifted - xnp.log(xnp.sum(e, axis=axis, keepdims=True))
-    return out if where is None else xnp.where(where, out, -np.inf)
+    return _log_softmax_of(x - _masked_max(x, axis, where), axis, where)
 
 
 def softmax(x, axis=-1, where=None):
