@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .elementary import own_parts
+from .power import nan_max, nan_min
 
 _LN2 = math.log(2.0)
 
@@ -42,19 +43,10 @@ def _arc_single(t):
     return t(16777217.0) == t(16777216.0)
 
 
-def _arc_max(a, b):
-    """XLA's maximum: NaN if either is."""
-    return a + b if a != a or b != b else (a if a >= b else b)
-
-
-def _arc_min(a, b):
-    return a + b if a != a or b != b else (a if a <= b else b)
-
-
 def _arc_hypot(p, q):
     """|p + iq| for p, q >= 0 as XLA spells it in this kernel, in p's type."""
     t = type(p)
-    big, small = _arc_max(p, q), _arc_min(p, q)
+    big, small = nan_max(p, q), nan_min(p, q)
     if big == small:
         return big * t(1.4142135623730951)
     r = small / big
@@ -68,7 +60,7 @@ def _arc_hypot(p, q):
 def _re_argument(a, b, r, s, h):
     """w (the module docstring): atan2's other operand of the real part."""
     t = type(a)
-    big = _arc_max(a, b) >= (t(2.30584287e+18) if _arc_single(t) else t(1.6759759912428245e+153))
+    big = nan_max(a, b) >= (t(2.30584287e+18) if _arc_single(t) else t(1.6759759912428245e+153))
     if big:
         return b
     xp1, xm1 = a + t(1.0), a - t(1.0)

@@ -40,12 +40,12 @@ _XLA_EXP_LO = -708.3964185322641        # XLA's float64 exp is 0 below
 _SPLIT64, _SPLIT32 = 134217729.0, 4097.0    # Veltkamp's splits (2^27 + 1, 2^12 + 1)
 
 
-def _nan_max(u, v):
-    """XLA's maximum: NaN if either is."""
+def nan_max(u, v):
+    """XLA's maximum: NaN if either is (power's and inverse.py's |z|)."""
     return u + v if u != u or v != v else (u if u >= v else v)
 
 
-def _nan_min(u, v):
+def nan_min(u, v):
     return u + v if u != u or v != v else (u if u <= v else v)
 
 
@@ -53,7 +53,7 @@ def _modulus(a, b):
     """|a + ib| as XLA's complex power takes it, in a's type (no division by 0 in Python)."""
     t = type(a)
     ax, ay = abs(a), abs(b)
-    big, small = _nan_max(ax, ay), _nan_min(ax, ay)
+    big, small = nan_max(ax, ay), nan_min(ax, ay)
     if big == 0 or big != big or math.isinf(small):
         return small                    # (0/0, inf/inf, NaN: XLA selects the min)
     q = small / big
