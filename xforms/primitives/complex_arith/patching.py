@@ -18,19 +18,9 @@ from . import (division, elementary, inverse, multiply as _multiply, pieces, sin
 from .pieces import in_pieces
 
 
-def _special(z, out):
-    """Where (a mask of out's shape) a part of z is infinite, NaN or zero, or the result is
-    not finite (`special_indices`).
-
-        >>> _special(np.array([1j, 1 + 1j]), np.exp(np.array([1j, 1 + 1j])))   # [True, False]
-    """
-    mask = np.zeros(np.shape(out), bool)
-    mask.flat[special_indices(z, out)] = True
-    return mask
-
-
 def special_indices(z, out):
-    """The flat indices (C order) of `_special`'s elements.  One cheap test first: the
+    """The flat indices (C order) of the elements where a part of z is infinite, NaN or zero,
+    or the result is not finite (`_special_exact`).  One cheap test first: the
     products of z's parts with the result's (re out.re, im out.im; or of all four) are
     finite and nonzero on ordinary elements (a superset: a product may over- or underflow,
     or a result's part be 0, where nothing is special); the exact test runs on the few
@@ -76,9 +66,8 @@ def _special_exact(z, out):
                   & np.isfinite(out.imag)) | (re == 0) | (im == 0))
 
 
-def _redo(out, where, fn, *args):
-    """out[i] = fn(*args[i]) where `where`, elementwise in C order (args broadcast to out)."""
-    idx = np.flatnonzero(where)
+def _redo(out, idx, fn, *args):
+    """out[i] = fn(*args[i]) at the flat indices `idx` (C order; args broadcast to out)."""
     if idx.size == 0:
         return out
     flat = [np.broadcast_to(a, out.shape) for a in args]
@@ -103,7 +92,7 @@ def unary(ufunc, scalar, single=None):
             with np.errstate(all="ignore"):
                 ufunc(x, out=out)
         if x.dtype.kind == "c":
-            _redo(out, _special(x, out), scalar, x)
+            _redo(out, special_indices(x, out), scalar, x)
         return [out]
 
     def patched(x):
@@ -113,7 +102,7 @@ def unary(ufunc, scalar, single=None):
             with np.errstate(all="ignore"):
                 out = np.asarray(ufunc(x))
         out = out if out.flags.writeable else np.array(out)
-        return _redo(out, _special(x, out), scalar, x)
+        return _redo(out, special_indices(x, out), scalar, x)
 
     def impl(x):
         x = np.asarray(x)
@@ -149,7 +138,8 @@ def _patch_product(out, x, y):
     if bad.any():
         dt = out.dtype
         out = out if out.flags.writeable else np.array(out)   # (a ufunc of read-only Arrays)
-        _redo(out, bad, lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
+        _redo(out, np.flatnonzero(bad),
+              lambda a, b: _multiply.multiply_scalar(dt.type(a), dt.type(b)), x, y)
     return out
 
 
