@@ -18,10 +18,30 @@ def _run(code, preload, tmp_path):
     # OpenBLAS pools loaded before: this process's setting would be inherited)
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
     env.update(PYTHONPATH=ROOT, XFORMS_PRELOAD=preload, XFORMS_CACHE_DIR=str(tmp_path / "cache"))
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=ROOT,
+    code = f"HOLD_PRELOAD = {HOLD_PRELOAD!r}\n" + textwrap.dedent(code)
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# a child's lines that hold the preload for 0.5 s inside its import of llvmlite's bindings
+# (`Slow.started` is set once it is there): a child's `exec(HOLD_PRELOAD)` (`_run` defines
+# the name) before its `import xforms`
+HOLD_PRELOAD = """
+class Slow:
+    started = threading.Event()
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        preloading = threading.current_thread().name == "xforms-preload"
+        if name == "llvmlite.binding.ffi" and preloading:
+            cls.started.set()
+            time.sleep(0.5)
+        return None
+
+sys.meta_path.insert(0, Slow)
+"""
 
 
 _PROBE = """
@@ -84,18 +104,7 @@ def test_a_process_forked_during_the_preload_compiles(tmp_path):
         import json, os, sys, threading, time
         import numpy as np
 
-        class Slow:       # holds the preload inside its import of llvmlite's bindings
-            started = threading.Event()
-
-            @classmethod
-            def find_spec(cls, name, path=None, target=None):
-                preloading = threading.current_thread().name == "xforms-preload"
-                if name == "llvmlite.binding.ffi" and preloading:
-                    cls.started.set()
-                    time.sleep(0.5)
-                return None
-
-        sys.meta_path.insert(0, Slow)
+        exec(HOLD_PRELOAD)
         import xforms as xf, xforms.numpy as xnp
         assert Slow.started.wait(60)
         pid = os.fork()
@@ -115,18 +124,7 @@ def test_a_compile_that_does_not_wait_for_the_preload_leaves_its_work_to_the_nex
         import json, sys, threading, time
         import numpy as np
 
-        class Slow:       # holds the preload inside its import of llvmlite's bindings
-            started = threading.Event()
-
-            @classmethod
-            def find_spec(cls, name, path=None, target=None):
-                preloading = threading.current_thread().name == "xforms-preload"
-                if name == "llvmlite.binding.ffi" and preloading:
-                    cls.started.set()
-                    time.sleep(0.5)
-                return None
-
-        sys.meta_path.insert(0, Slow)
+        exec(HOLD_PRELOAD)
         import xforms as xf, xforms.numpy as xnp
         from xforms.exec import tiered
         assert Slow.started.wait(60)
