@@ -7,7 +7,9 @@
    (stop_gradient: an identity once no transform follows);
 2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
    numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
-   `dot_general(y, x)` (BLAS reads transposed operands for free);
+   `dot_general(y, x)` (BLAS reads transposed operands for free), and a product by a 0-d
+   operand (the transpose of a vector dot: `dot_general 1.0 a`) becomes a `mul` of the
+   broadcast scalar, an elementwise loop every path fuses;
 3. replaces sums of zero pads that tile an array by one concatenate (pad_sums.py: the
    transpose of `split`), then removes dead equations;
 4. moves the loop-invariant equations of scan and for_loop bodies before the loop
@@ -18,8 +20,11 @@ Sub-jaxprs of control flow are prepared when they are planned.
 """
 import numpy as np
 
+from xforms.core.avals import ShapedArray
 from xforms.core.ir import IDENTITY, ClosedJaxpr, Eqn, Jaxpr, Var, inline, use_counts
 from xforms.primitives.control.scan import scan_p
+from xforms.primitives.elementwise import mul_p
+from xforms.primitives.structural import broadcast_in_dim_p
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
@@ -84,6 +89,10 @@ def _fold_dot_transposes(jaxpr):
     eqns = []
     for e in jaxpr.eqns:
         if e.prim.name == "dot_general":
+            scaled = _scalar_product(e)
+            if scaled is not None:
+                eqns += scaled
+                continue
             e = _fold_operand_transposes(e, producer)
         elif e.prim.name == "transpose":
             src = producer.get(e.invars[0])
@@ -96,6 +105,26 @@ def _fold_dot_transposes(jaxpr):
             producer[v] = e
         eqns.append(e)
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _scalar_product(e):
+    """`dot_general` of a 0-d operand (no contraction, no batch: a scaling, e.g. the
+    transpose of `y @ a`, `dot_general 1.0 a`) -> [broadcast the scalar, mul], or None.
+    (The direct LLVM path has no product of a literal: the GP likelihood's gradient went
+    to Numba's parfors for it, 4-23 CPU s to compile instead of ~0.3.)"""
+    x, y = e.invars
+    out = e.outvars[0]
+    if not (x.aval.ndim == 0 or y.aval.ndim == 0) or x.aval.ndim + y.aval.ndim == 0:
+        return None
+    if not (x.aval.dtype == y.aval.dtype == out.aval.dtype):
+        return None                        # (a preferred_element_type: left to the product)
+    scalar, other = (x, y) if x.aval.ndim == 0 else (y, x)
+    wide = Var(ShapedArray(out.aval.shape, out.aval.dtype))
+    spread = Eqn(broadcast_in_dim_p, [scalar], [wide],
+                 dict(shape=tuple(int(d) for d in out.aval.shape), broadcast_dimensions=()),
+                 e.source_info)
+    operands = [wide, other] if scalar is x else [other, wide]
+    return [spread, Eqn(mul_p, operands, [out], {}, e.source_info)]
 
 
 def _fold_operand_transposes(e, producer):
