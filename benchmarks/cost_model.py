@@ -14,7 +14,8 @@ function and then measures, one after the other:
 * **steady**: one compiled call (median of three).
 
 beside the model's predictions (xforms/exec/eager_cost.py): eager seconds (equation
-executions x EQN_NS), the compile budget it weighs them against (``compile_limit``), and
+executions x EQN_NS), the compile budget it weighs them against (``compile_limit``, or ``direct_compile_limit``
+for a program the direct LLVM path compiles), and
 the fast tier's slowdown over compiled code (``fast_tier_slowdown``, which decides whether
 a second call waits for the compile).  A row is **right** when the tier the model picks for
 the first call gives the first result no later than the other would have: the fast tier
@@ -42,12 +43,15 @@ def child(program):
     from benchmarks.workloads import ttfr_child
     from xforms.core import trace as core
     from xforms.exec import eager_cost as ec
+    from xforms.jit.backends import in_process
     fn, args = ttfr_child.build({"system": "xforms", "program": program, "tiered": False})
     closed, _, flat, _ = fn._trace(args, {})
     executed, size = ec.eager_cost(closed)
     out = {"program": program, "eqns": size,
            "pred_eager_s": executed * ec.EQN_NS / 1e9,
-           "pred_compile_s": ec.compile_limit(size) * ec.EQN_NS / 1e9,
+           "direct": in_process(closed),
+           "pred_compile_s": (ec.direct_compile_limit(closed) if in_process(closed)
+                              else ec.compile_limit(size)) * ec.EQN_NS / 1e9,
            "pred_slowdown": ec.fast_tier_slowdown(closed)}
     times = []
     for _ in range(2):

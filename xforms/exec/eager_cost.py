@@ -224,6 +224,47 @@ def _trips(eqn):
     return 1                     # cond branches, custom rules, calls: once
 
 
+# The direct LLVM path (xforms/kernels/cpu/llvm/) compiles in this process, without Numba:
+# ~50 ms the first time in a process (its imports and LLVM's set-up; XFORMS_PRELOAD pays
+# them ahead where a core is idle), then per equation (loop bodies once) ~1 ms for an
+# elementwise, index or view one, ~30 ms for a matrix product, convolution, FFT or sort,
+# ~150 ms for a factorisation or solve.  Measured 2026-12-01 (CPU s after the imports,
+# fresh processes, load 12): pow_loop f / grad 0.015 / 0.024, random.normal of 10^6 (208
+# equations) 0.10, uniform 0.08, an elementwise grad 0.11, FFT convolution grad 0.12,
+# MLP grad (6 products) 0.29, GP likelihood grad (8 factorisations and solves) 1.19.
+DIRECT_BASE = 5000
+DIRECT_PER_EQN = 100
+DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 15000}
+DIRECT_CONTRACTION = 3000
+
+
+def direct_compile_limit(jaxpr):
+    """Equation executions an eager evaluation may take for a program the direct LLVM path
+    compiles (`tiered.in_process`) to start on the fast tier: about its compile time.
+
+    >>> direct_compile_limit(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(1.0))
+    5200
+    """
+    units = DIRECT_BASE
+    for eqn in _all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):
+        facts = eqn.prim.facts
+        if facts.kind == CONTRACTION:
+            units += DIRECT_CONTRACTION
+        else:
+            units += DIRECT_LIBRARY.get(facts.eager_work, DIRECT_PER_EQN)
+    return units
+
+
+def _all_eqns(jaxpr):
+    """`jaxpr`'s equations and those of its sub-programs (each once)."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for v in eqn.params.values():
+            for sub in (v if isinstance(v, (list, tuple)) else (v,)):
+                if hasattr(sub, "eqns") or hasattr(sub, "jaxpr"):
+                    yield from _all_eqns(getattr(sub, "jaxpr", sub))
+
+
 def compile_limit(size, fixed=None):
     """Equation executions an eager evaluation may take for a program of `size` equations
     to start on the fast tier: about its compile time (EAGER_BASE + EAGER_PER_EQN x size),

@@ -181,7 +181,7 @@ class Jitted(Wrapped):
         """The compiled executable, or (tiered) one that runs the IR eagerly while the
         compile runs in the background."""
         if tiered.enabled(self.tiered) and (self.backend or cheap_default()) == "cpu" \
-                and tiered.worthwhile(closed):
+                and tiered.worthwhile(closed, in_process):
             self._log_compile(closed, " in the background (the fast tier answers meanwhile)")
             return tiered.TieredExecutable(
                 closed, lambda: self._executable(closed, background=True),
