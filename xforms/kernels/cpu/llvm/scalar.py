@@ -31,10 +31,14 @@ _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
 _LOGIC = {"&": "and", "|": "or", "^": "xor", "~": None}
 _BOOL_CMP = {"<": "ult", ">": "ugt", "<=": "ule", ">=": "uge", "==": "eq", "!=": "ne"}
 _FCMP = {"<": "olt", ">": "ogt", "<=": "ole", ">=": "oge", "==": "oeq", "!=": "une"}
-# intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest
+# intrinsics for these (numba/cpython/mathimpl.py); libm (named as in Python) for the rest.
+# sqrt: Numba calls libm's, which is IEEE's correctly rounded square root, as the intrinsic
+# is: the same bits, and a loop calling the intrinsic vectorises (a libm call that may set
+# errno does not: random.normal's erf_inv loop took 5x Numba's time, 2026-12-01)
 _MATH_INTRINSIC = {"math.sin": "llvm.sin", "math.cos": "llvm.cos", "math.exp": "llvm.exp",
-                   "math.log": "llvm.log", "np.exp2": "llvm.exp2"}    # (npyfuncs' exp2)
-_MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.sqrt", "math.atan",
+                   "math.log": "llvm.log", "np.exp2": "llvm.exp2",    # (npyfuncs' exp2)
+                   "math.sqrt": "llvm.sqrt"}
+_MATH_LIBM = frozenset(["math.tanh", "math.log1p", "math.expm1", "math.atan",
                         "math.sinh", "math.cosh", "math.tan", "math.asin", "math.acos",
                         "math.asinh", "math.acosh", "math.atanh", "math.lgamma", "math.erf",
                         "math.erfc", "math.atan2"])
@@ -424,7 +428,7 @@ class ScalarModule:
             return f"{r} = frem {ty} {x}, {args[1]}"
         if name == "rsqrt":
             root = self.fresh()
-            self.emit(self._call(root, ty, "sqrt" + ("f" if ty == "float" else ""), args))
+            self._call_line(root, ty, "llvm.sqrt", args)
             return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {root}"
         if name == "sign":
             above, below, inner = self.fresh(), self.fresh(), self.fresh()
