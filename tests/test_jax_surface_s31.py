@@ -156,3 +156,12 @@ def test_absent_names_say_why(module, name, reason):
     assert not hasattr(module, name)
     with pytest.raises(AttributeError, match=reason):
         getattr(module, name)
+
+
+@pytest.mark.parametrize("name", ["SymbolicZero", "zero_from_primal", "CustomVJPPrimal",
+                                  "custom_vjp_primal_tree_values", "linear_call"])
+def test_absent_custom_derivative_names_say_why(name):
+    import xforms.custom_derivatives as cd
+    assert not hasattr(cd, name) and cd.custom_jvp is xf.custom_jvp
+    with pytest.raises(AttributeError, match="symbolic_zeros|not implemented"):
+        getattr(cd, name)
