@@ -282,3 +282,13 @@ lu_pivots_to_permutation_p = lookup("lu_pivots_to_permutation")
 # (full_matrices), schur (output); cholesky's zeroes the upper triangle JAX leaves unset
 cholesky_p, eigh_p, eig_p = lookup("cholesky"), lookup("eigh"), lookup("eig")
 svd_p, qr_p, schur_p = lookup("svd"), lookup("qr"), lookup("schur")
+
+
+def __getattr__(name):
+    """jax.lax.linalg's primitive objects xforms has no primitive for: absent to hasattr, and
+    the AttributeError says why."""
+    if name.endswith("_p"):
+        raise AttributeError(
+            f"xforms.lax.linalg has no {name}: xforms has no primitive of that name (the "
+            f"function, where xforms has it, is built from other primitives)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
