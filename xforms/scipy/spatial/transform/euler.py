@@ -2,7 +2,9 @@
 axes: lower case ("xyz") for extrinsic rotations about the fixed frame, upper case ("XYZ")
 for intrinsic ones about the rotating frame.
 
-    >>> to_euler(from_euler("zx", xnp.array([0.5, 0.2])), "zx" + "y")
+    >>> axes, extrinsic = parse("zxy", "example", (3,))            # [2, 0, 1], True
+    >>> to_euler(from_euler(xnp.array([0.5, 0.2, 0.]), axes, extrinsic), axes, extrinsic)
+    Array([0.5, 0.2, 0. ])
 
 to_euler is the quaternion method of Bernardes and Viollet (2022), as scipy and JAX compute
 it, including JAX's choices at gimbal lock (the third angle 0) and its final wrap of every
