@@ -1,9 +1,10 @@
-"""Every public name of jax 0.10.2's namespaces that session 31 completed is in xforms' namespace
-of the same path, or absent with xforms' reason: its AttributeError starts "xforms..." and
+"""Every public name of the jax 0.10.2 namespaces session 31 completed is in xforms'
+namespace of the same path, or absent with xforms' reason: its AttributeError starts "xforms..." and
 says why, rather than Python's bare "module ... has no attribute" (and `hasattr` stays False
 for it, so libraries that probe take their other path). The name lists are jax 0.10.2's
-`dir()` (public, non-module names), recorded as literals: CI has no jax. Stax's `jnp` (jax's
-import of jax.numpy, a module) is left out."""
+`dir()` (public, non-module names), recorded as literals: CI has no jax. random, debug,
+ad_checkpoint and profiler are here for their last gaps, found the same way. Stax's `jnp`
+(jax's import of jax.numpy, a module) is left out."""
 import importlib
 
 import pytest
@@ -103,6 +104,22 @@ JAX_NAMES = {
         LogSoftmax MaxPool Relu Selu Sigmoid Softmax Softplus SumPool Tanh elementwise elu gelu
         glorot glorot_normal leaky_relu log_softmax logsoftmax normal ones parallel randn relu
         selu serial shape_dependent sigmoid softmax softplus standardize zeros""",
+    "jax.random": """
+        PRNGKey ball bernoulli beta binomial bits categorical cauchy chisquare choice clone
+        dirichlet double_sided_maxwell exponential f fold_in gamma generalized_normal geometric
+        gumbel key key_data key_dtype key_impl laplace loggamma logistic lognormal maxwell
+        multinomial multivariate_normal normal orthogonal pareto permutation poisson rademacher
+        randint random_gamma_p rayleigh split t triangular truncated_normal uniform wald
+        weibull_min wrap_key_data""",
+    "jax.debug": """
+        DebugEffect OrderedDebugEffect breakpoint callback inspect_array_sharding log print
+        visualize_array_sharding visualize_sharding""",
+    "jax.ad_checkpoint": """
+        Offloadable Recompute Saveable checkpoint_name checkpoint_policies print_saved_residuals""",
+    "jax.profiler": """
+        ProfileData ProfileEvent ProfileOptions ProfilePlane StepTraceAnnotation TraceAnnotation
+        annotate_function device_memory_profile register_subprocess save_device_memory_profile
+        start_server start_trace stop_server stop_trace trace""",
 }
 
 
