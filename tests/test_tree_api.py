@@ -187,3 +187,46 @@ def test_ravel_pytree_under_transforms():
     np.testing.assert_array_equal(flat2, flat)
     with pytest.raises(ValueError, match="unravel"):
         unravel(np.ones(3))
+
+
+def test_one_level_with_keys_registry_and_is_tree_node():
+    # jax 0.10.2's answers (reprs of jax.tree_util's), recorded as literals
+    d = collections.OrderedDict(b=1, a=2)
+    assert repr(tu.flatten_one_level_with_keys({"a": 1, "b": [2, 3]})) == \
+        "([(DictKey(key='a'), 1), (DictKey(key='b'), [2, 3])], ('a', 'b'))"
+    assert repr(tu.flatten_one_level_with_keys(d)) == \
+        "([(DictKey(key='b'), 1), (DictKey(key='a'), 2)], ('b', 'a'))"
+    assert tu.flatten_one_level_with_keys([1, (2, 3)]) == \
+        ([(tu.SequenceKey(0), 1), (tu.SequenceKey(1), (2, 3))], None)
+    assert tu.flatten_one_level_with_keys(None) == ([], None)
+    # (jax 0.10.2 names both fields GetAttrKey('x'), a bug: each field keeps its own name)
+    assert tu.flatten_one_level_with_keys(Point(1, 2)) == \
+        ([(tu.GetAttrKey("x"), 1), (tu.GetAttrKey("y"), 2)], Point)
+    assert repr(tu.flatten_one_level_with_keys(tu.Partial(operator.mul, 1, k=2))[0]) == \
+        "[(FlattenedIndexKey(key=0), (1,)), (FlattenedIndexKey(key=1), {'k': 2})]"
+    with pytest.raises(ValueError, match="float is a leaf"):
+        tu.flatten_one_level_with_keys(1.0)
+    types = [int, type(None), list, tuple, dict, Point, type(xnp.ones(2)), tu.Partial,
+             collections.OrderedDict, collections.defaultdict, object]
+    assert [tu.is_tree_node(t) for t in types] == [
+        False, True, True, True, True, True, False, True, True, True, False]
+    with pytest.raises(TypeError, match="takes a type"):
+        tu.is_tree_node([1])
+    reg = tu.default_registry
+    assert reg.flatten_one_level(3) is None and reg.flatten_one_level_with_keys(3) is None
+    assert reg.is_node(list) and not reg.is_node(float)
+    leaves, td = reg.flatten([1, None, [2]], lambda x: isinstance(x, list) and len(x) == 1)
+    assert leaves == [1, [2]] and td.num_leaves == 2
+    pairs, _ = reg.flatten_with_path({"a": [1]})
+    assert pairs == [((tu.DictKey("a"), tu.SequenceKey(0)), 1)]
+    path: tu.KeyPath = pairs[0][0]
+    assert tu.keystr(path) == "['a'][0]"
+
+    class Pair:
+        def __init__(self, u, v):
+            self.u, self.v = u, v
+    reg.register_node(Pair, lambda p: ((p.u, p.v), None), lambda _, c: Pair(*c),
+                      lambda p: (((tu.GetAttrKey("u"), p.u), (tu.GetAttrKey("v"), p.v)), None))
+    assert tu.is_tree_node(Pair)
+    assert [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(Pair(1, 2))[0]] == [".u", ".v"]
+    assert xf.tree.map(lambda x: x * 3, Pair(1, 2)).v == 6

@@ -41,3 +41,11 @@ def checkpoint_name(x, name):
 
 __all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat", "Saveable",
            "Recompute", "Offloadable"]
+
+
+def __getattr__(name):
+    """jax.ad_checkpoint's residual report: absent, saying so."""
+    if name == "print_saved_residuals":
+        raise AttributeError("xforms.ad_checkpoint.print_saved_residuals: not implemented "
+                             "(the report of what a checkpoint policy saves)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -174,3 +174,12 @@ def breakpoint(*args, **kwargs):  # noqa: A001  (jax.debug.breakpoint's name)
 
 __all__ = ["print", "log", "callback", "breakpoint", "DebugEffect", "OrderedDebugEffect",
            "inspect_array_sharding"]
+
+
+def __getattr__(name):
+    """jax.debug's sharding views: absent (xforms has no explicit sharding), saying why."""
+    if name in ("visualize_array_sharding", "visualize_sharding"):
+        raise AttributeError(f"xforms.debug.{name}: explicit sharding is not implemented: "
+                             "xforms places each array on its one device "
+                             "(inspect_array_sharding reports that placement)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,12 +7,14 @@ xforms' (JAX's 64-bit mode) promotion rules.
     dtype('int64')
 
 `float0` is JAX's dtype of the tangents and cotangents of integer and boolean values (an
-empty structured dtype: no data).  Not here, as xforms has no such dtypes: `bfloat16`,
-`prng_key` and `extended` (xforms' PRNG keys are uint32 arrays).
+empty structured dtype: no data).  `extended` and its subclass `prng_key` are the scalar
+types of JAX's non-NumPy dtypes: the dtype of typed keys (`xf.random.key(0).dtype`) is a
+sub-dtype of both.  Not here, as xforms has no such dtypes: `bfloat16`, float8 and int4.
 """
 import numpy as np
 
-from .core.avals import canonicalize_dtype as _canonical, float0
+from .core.avals import canonicalize_dtype as _canonical, extended, float0, prng_key
+from .core.avals import issubdtype as _issubdtype
 from .errors import TypePromotionError
 from .numpy.array_api import result_pair as _result_pair
 
@@ -30,12 +32,13 @@ def canonicalize_dtype(dtype, allow_extended_dtype=False):
 
 
 def issubdtype(a, b):
-    """NumPy's issubdtype (`float0` is a sub-dtype of nothing numeric, as in JAX).
+    """NumPy's issubdtype (`float0` is a sub-dtype of nothing numeric, as in JAX); a key's
+    dtype is a sub-dtype of prng_key and extended, not of NumPy's numeric types.
 
-        >>> issubdtype(np.float32, np.floating)
-        True
+        >>> issubdtype(np.float32, np.floating), issubdtype(xf.random.key(0).dtype, prng_key)
+        (True, True)
     """
-    return np.issubdtype(a, b)
+    return _issubdtype(a, b)
 
 
 def result_type(*args, return_weak_type_flag=False):
@@ -74,7 +77,8 @@ def itemsize_bits(dtype):
     return dt.itemsize * 8
 
 
-__all__ = ["TypePromotionError", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
+__all__ = ["TypePromotionError", "canonicalize_dtype", "extended", "finfo", "float0", "iinfo",
+           "issubdtype", "itemsize_bits", "prng_key",
            "result_type", "scalar_type_of"]
 
 

@@ -225,3 +225,13 @@ def start_server(port, requires_backend=True):
 def stop_server():
     """Not available (see start_server)."""
     raise NotImplementedError("profiler.stop_server: xforms has no profiler server")
+
+
+def __getattr__(name):
+    """jax.profiler's readers of XLA profiles: absent (xforms writes Chrome traces), saying
+    why."""
+    if name in ("ProfileData", "ProfileEvent", "ProfilePlane", "register_subprocess"):
+        raise AttributeError(f"xforms.profiler.{name}: xforms has no XLA profiler (no "
+                             "profile data to read, no profiler server): profiler.trace "
+                             "writes a Chrome trace of jit executions and compiles")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,8 +3,9 @@
 `jit(f)` is a `Wrapped`; `jit(f).trace(*args)` a `Traced` (the program traced for those
 arguments' signature: `.jaxpr`); `.lower()` (or `jit(f).lower(*args)`) a `Lowered` (the
 compiled kernel: `.as_text()` is its generated source); `.compile()` a `Compiled`, which
-runs that executable for that signature only.  (JAX's `ArgInfo` and `CompilerOptions` have
-no xforms counterpart.)
+runs that executable for that signature only.  Each has `.args_info`: the arguments'
+structure with an `ArgInfo` (shape, dtype, donated) per array; `CompilerOptions` is JAX's
+type of `.compile()`'s options (xforms' compile takes none).
 
     >>> traced = xf.jit(lambda x: x * 2).trace(1.0)
     >>> traced.jaxpr                     # { lambda ; a:f64[]. let b:f64[] = mul a 2.0 in (b,) }
@@ -12,8 +13,57 @@ no xforms counterpart.)
     >>> compiled(3.0)
     Array(6., dtype=float64)
 """
+import typing
+
 from .core.source_info import function_name
-from .tree_util import tree_unflatten
+from .tree_util import tree_flatten, tree_unflatten
+
+CompilerOptions = dict[str, typing.Union[str, bool]]
+
+
+class ArgInfo:
+    """One array argument of a staged function: its abstract value, and whether jit was asked
+    to donate it (`donate_argnums`).
+
+        >>> xf.jit(lambda x: x, donate_argnums=0).lower(xnp.ones(2)).args_info[0][0].donated
+        True
+    """
+
+    def __init__(self, aval, donated):
+        self._aval, self.donated = aval, donated
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, ArgInfo) and (self._aval, self.donated) == (other._aval,
+                                                                             other.donated)
+
+    def __hash__(self):
+        return hash((self._aval, self.donated))
+
+    def __repr__(self):
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
+def _args_info(traced):
+    """((ArgInfo per positional argument's arrays, ...), {name: ArgInfo ...}) for `traced`;
+    donate_argnums counts positions among all arguments, static ones included."""
+    jitted = traced._jitted
+    args, kwargs = tree_unflatten(traced.in_tree, traced.jaxpr.in_avals)
+    static = set(_positions(getattr(jitted, "static_argnums", ())))
+    donated = set(_positions(getattr(jitted, "donate_argnums", ())))
+    dynamic = [i for i in range(len(args) + len(static)) if i not in static][:len(args)]
+
+    def infos(tree, donate):
+        leaves, td = tree_flatten(tree)
+        return tree_unflatten(td, [ArgInfo(a, donate) for a in leaves])
+    return (tuple(infos(a, i in donated) for a, i in zip(args, dynamic)),
+            {k: infos(v, False) for k, v in kwargs.items()})
+
+
+def _positions(nums):
+    return (nums,) if isinstance(nums, int) else tuple(nums or ())
 
 
 class Wrapped:
@@ -31,6 +81,7 @@ class Traced:
     fun_name = property(lambda self: function_name(self._jitted.fun))
     in_avals = property(lambda self: tree_unflatten(self.in_tree, self.jaxpr.in_avals))
     out_avals = property(lambda self: tree_unflatten(self.out_tree, self.jaxpr.out_avals))
+    args_info = property(_args_info)
 
     def lower(self):
         """Compile the program now (never the fast tier) -> `Lowered`."""
@@ -47,6 +98,7 @@ class Lowered:
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)
     in_avals = property(lambda self: self._traced.in_avals)
+    args_info = property(lambda self: self._traced.args_info)
 
     def as_text(self):
         return self._exe.source
@@ -70,6 +122,7 @@ class Compiled:
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
     in_avals = property(lambda self: self._lowered.in_avals)
+    args_info = property(lambda self: self._lowered.args_info)
 
     def as_text(self):
         return self._lowered.as_text()

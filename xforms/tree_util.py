@@ -14,6 +14,7 @@ is not a registered node; None is a node without children.  Key paths are JAX's:
 """
 import collections
 import functools
+import typing
 
 
 # ---- key paths: where each leaf sits (tree_flatten_with_path builds them) ------------------
@@ -482,6 +483,70 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
 
 
 KeyEntry = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
+# the type of a key path, for annotations (as JAX's: a tuple of key entries)
+KeyPath = tuple[typing.Union[SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey], ...]
+
+
+def is_tree_node(typ):
+    """Is the type `typ` a node (registered, built in, or a namedtuple class), not a leaf?
+
+        >>> is_tree_node(dict), is_tree_node(float)
+        (True, False)
+    """
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node takes a type, got {typ!r}: use is_tree_node(type(x))")
+    return typ in _registry or (issubclass(typ, tuple) and hasattr(typ, "_fields"))
+
+
+def flatten_one_level_with_keys(tree):
+    """-> ([(key entry, child), ...], aux data) of a node; ValueError on a leaf.
+
+        >>> flatten_one_level_with_keys({"a": 1, "b": [2]})
+        ([(DictKey(key='a'), 1), (DictKey(key='b'), [2])], ('a', 'b'))
+    """
+    node = _node_type(tree)
+    if node is None:
+        raise ValueError(f"flatten_one_level_with_keys: {type(tree).__name__} is a leaf, "
+                         "not a node")
+    aux = type(tree) if node == "namedtuple" else _registry[node][0](tree)[1]
+    return _keyed_children(tree, node), aux
+
+
+class _Registry:
+    """jax.tree_util.default_registry's interface over xforms' one registry of node types
+    (the functions of this module use the same one)."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        """leaf_predicate(key path, x), as JAX's registry takes it."""
+        return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+
+    def flatten_one_level(self, tree):
+        """(children, aux), or None for a leaf (the registry's form; the function raises)."""
+        return flatten_one_level(tree) if _node_type(tree) is not None else None
+
+    def flatten_one_level_with_keys(self, tree):
+        return flatten_one_level_with_keys(tree) if _node_type(tree) is not None else None
+
+    def is_node(self, typ):
+        return is_tree_node(typ)
+
+    def register_node(self, typ, to_iterable, from_iterable, to_iterable_with_keys=None):
+        if to_iterable_with_keys is None:
+            register_pytree_node(typ, to_iterable, from_iterable)
+        else:
+            register_pytree_with_keys(typ, to_iterable_with_keys, from_iterable, to_iterable)
+
+    def register_dataclass_node(self, typ, data_fields, meta_fields, /):
+        register_dataclass(typ, data_fields, meta_fields)
+
+    def __repr__(self):
+        return "<xforms.tree_util.default_registry>"
+
+
+default_registry = _Registry()
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "register_pytree_node", "register_pytree_node_class", "PyTreeDef", "tree_reduce",
@@ -490,4 +555,5 @@ __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_st
            "flatten_one_level", "all_leaves", "register_static", "register_dataclass",
            "Partial", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "keystr",
            "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path",
-           "register_pytree_with_keys", "register_pytree_with_keys_class"]
+           "register_pytree_with_keys", "register_pytree_with_keys_class", "KeyPath",
+           "is_tree_node", "flatten_one_level_with_keys", "default_registry"]

@@ -144,6 +144,32 @@ def accumulation_dtype(dtype):
 float0 = np.dtype([("float0", np.void, 0)])
 
 
+class extended(np.generic):  # noqa: N801  (JAX's name: xforms.dtypes.extended)
+    """The scalar type of the dtypes NumPy does not have (JAX's extended dtypes)."""
+
+
+class prng_key(extended):  # noqa: N801  (JAX's name: xforms.dtypes.prng_key)
+    """The scalar type of typed PRNG keys' dtype (random.keys.KeyDType.type)."""
+
+
+def _extended_type(d):
+    """The extended scalar type `d` names (a key dtype, or extended / prng_key), else None."""
+    if isinstance(d, type) and issubclass(d, extended):
+        return d
+    t = getattr(d, "type", None)
+    return t if isinstance(t, type) and issubclass(t, extended) else None
+
+
+def issubdtype(a, b):
+    """np.issubdtype, where a key dtype is a sub-dtype of prng_key, extended and np.generic
+    only (as in JAX), and nothing NumPy knows is a sub-dtype of an extended type."""
+    a_ext = _extended_type(a)
+    if a_ext is None:
+        return False if _extended_type(b) is not None else bool(np.issubdtype(a, b))
+    b_type = b if isinstance(b, type) else getattr(b, "type", None)
+    return isinstance(b_type, type) and issubclass(a_ext, b_type)
+
+
 def canonicalize_dtype(dtype):
     """The supported dtype `dtype` names; TypeError otherwise."""
     dt = np.dtype(dtype)

@@ -19,6 +19,9 @@ from .. import numpy as xnp
 from .. import random
 from ..nn.initializers import glorot_normal, normal, ones, zeros
 
+# stax's own short names for its default initializers (JAX's aliases: the same functions)
+glorot, randn = glorot_normal, normal
+
 
 # ---- activations (xforms.nn's when it has them; JAX's formulas otherwise) ---------------------
 def _elu(x, alpha=1.0):

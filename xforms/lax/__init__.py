@@ -399,7 +399,8 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 
 
 from .collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,  # noqa: E402
-                          pmean, pmin, ppermute, pshuffle, psum, psum_scatter)
+                          pbroadcast, pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
+                          pswapaxes)
 
 from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
                           conv_general_dilated, conv_transpose, conv_with_general_padding,
@@ -413,7 +414,7 @@ from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
-    "all_to_all", "axis_index", "axis_size",
+    "all_to_all", "axis_index", "axis_size", "pbroadcast", "pswapaxes", "shape_as_value",
     "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
     "conv_dimension_numbers", "ConvDimensionNumbers", "padtype_to_pads", "reduce_window",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "select", "stop_gradient",
@@ -490,7 +491,7 @@ del _name, _doc, _f
 
 # ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
 from .helpers import (composite, DotAlgorithm, DotAlgorithmPreset, index_take,  # noqa: E402
-                      pcast)
+                      pcast, shape_as_value)
 from .ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general  # noqa: E402
 from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
 from .shapes import conv_general_dilated_local  # noqa: E402
@@ -500,3 +501,32 @@ __all__ += ["composite", "conv_general_dilated_local", "DotAlgorithm", "DotAlgor
             "ragged_dot_general", "RaggedDotDimensionNumbers", "RandomAlgorithm",
             "rng_bit_generator", "rng_uniform"]
 
+
+
+# ---- jax.lax names xforms lacks: absent to hasattr, and the AttributeError says why ---------
+_TOKENS = ("XLA tokens order side effects across devices; xforms runs a program's effects in "
+           "program order and has no token type")
+_ABSENT = {
+    "after_all": _TOKENS, "create_token": _TOKENS, "psend": _TOKENS, "precv": _TOKENS,
+    "ragged_all_to_all": "not implemented (ragged_dot covers grouped products; collectives "
+                         "of ragged chunks are not)",
+    "scaled_dot": "its operands are float8 and its default result bfloat16, dtypes xforms "
+                  "lacks: use xforms.nn.scaled_matmul or dot_general on float operands",
+    "with_sharding_constraint": "explicit sharding is not implemented: xforms places each "
+                                "array on its one device; split work with xf.shard_map",
+    "AccuracyMode": "the accuracy of the transcendental primitives is not configurable",
+    "Tolerance": "the accuracy of the transcendental primitives is not configurable",
+    "stage": "not implemented (a value is staged when a traced function uses it)",
+    "dce_sink": "not implemented (xforms' dead-code elimination keeps effects, not values)",
+}
+
+
+def __getattr__(name):
+    if name in _ABSENT:
+        raise AttributeError(f"xforms.lax.{name}: {_ABSENT[name]}")
+    if name.endswith("_p"):
+        raise AttributeError(
+            f"xforms.lax has no {name}: xforms has no primitive of that name (the function, "
+            "where xforms has it, is built from other primitives); xforms.lax exports the "
+            "primitive objects it has under JAX's names")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,8 +10,9 @@ collectives.py), and applies to every leaf of a pytree operand.
 import numpy as np
 
 from ..core import axis_env, trace as core
+from ..core.engine_prims import broadcast_to_aval, full
 from ..primitives import collectives as C
-from ..primitives.elementwise import convert_element_type, div
+from ..primitives.elementwise import convert_element_type, div, eq, select_n
 from ..primitives.structural import reshape
 from ..transforms.vmap import moveaxis
 from ..tree_util import tree_flatten, tree_unflatten
@@ -211,5 +212,34 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     return _tree_apply(x, one)
 
 
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the mapped axis `axis_name` with x's axis `axis` (of the same size): member i
+    gets entry i of every member's `x` along `axis`, in member order.
+
+        >>> xf.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(xnp.arange(4.).reshape(2, 2))
+        Array([[0., 2.], [1., 3.]])
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pbroadcast(x, axis_name, source):
+    """Every member gets member `source`'s `x` (a pytree): jax's definition, the sum over the
+    axis of x masked to the source member.
+
+        >>> xf.vmap(lambda v: lax.pbroadcast(v, "i", 1), axis_name="i")(xnp.arange(3.))
+        Array([1., 1., 1.])
+    """
+    names, size, _ = _resolve(axis_name, "pbroadcast")
+    if not 0 <= int(source) < size:
+        raise ValueError(f"pbroadcast: source {source} is not an index of axis {axis_name!r} "
+                         f"of size {size}")
+    here = eq(axis_index(axis_name), np.int32(int(source)))
+
+    def masked(v):              # (a select, not a product with 0: NaNs elsewhere stay out)
+        aval = core.get_aval(v)
+        return select_n(broadcast_to_aval(here, aval), full(aval.shape, 0, aval.dtype), v)
+    return psum(_tree_apply(x, masked), axis_name)
+
+
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "pshuffle", "all_to_all", "axis_index", "axis_size"]
+           "pshuffle", "all_to_all", "axis_index", "axis_size", "pswapaxes", "pbroadcast"]

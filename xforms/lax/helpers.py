@@ -13,6 +13,7 @@ bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
 import enum
 import functools
 import math
+import operator
 from typing import NamedTuple, Sequence, Tuple, Union
 
 import numpy as np
@@ -321,6 +322,18 @@ def pcast(x, axis_name, *, to):
 
 
 # ---- more small helpers ---------------------------------------------------------------------
+def shape_as_value(shape):
+    """A static shape as a 1-d integer NumPy array (int32 while every size fits, else int64),
+    as jax 0.10.2 gives it (xforms' shapes are always concrete).
+
+        >>> lax.shape_as_value((2, 3))
+        array([2, 3], dtype=int32)
+    """
+    dims = tuple(operator.index(d) for d in shape)
+    wide = any(d > np.iinfo(np.int32).max for d in dims)
+    return np.asarray(dims, dtype=np.int64 if wide else np.int32)
+
+
 def dtype(x):
     """The (xforms-canonical) dtype of an array, scalar or dtype-like: float64 for a Python
     float, as in JAX's 64-bit mode; float16 -> float32, as xforms holds it."""

@@ -7,10 +7,14 @@ xforms/primitives/linalg*.py -- so differentiable, batchable and compiled like t
 
 Differences from JAX are NotImplementedErrors naming the option: qr(pivoting=True),
 eigh/svd(subset_by_index), and the factorisations xforms has no primitive for
-(tridiagonal, qdwh).
+(tridiagonal, qdwh). JAX's primitive objects (`lax.linalg.lu_p`, ...) and implementation
+enums (EighImplementation, ...) are at the end.
 """
+import enum
+
 import numpy as np
 
+from ..core.registry import lookup
 from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
                      linalg_solve as _ls, manipulation as _ma, matrices as _mx,
                      reductions as _rd, ufuncs as _uf, _util)
@@ -242,3 +246,49 @@ def _missing(name):
 
 tridiagonal = _missing("tridiagonal")
 qdwh = _missing("qdwh")
+
+
+# ---- JAX's implementation choices and primitive objects -------------------------------------
+class EigImplementation(enum.Enum):
+    """jax's choice of eig kernel; accepted, and xforms runs LAPACK's geev (NumPy's) on CPU."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """jax's choice of eigh algorithm; accepted, and xforms runs LAPACK's (or, on a GPU
+    without cuSOLVER, its Jacobi kernel): the values agree to rounding."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class SvdAlgorithm(enum.Enum):
+    """jax's choice of SVD algorithm; accepted, and xforms runs LAPACK's gesdd on CPU."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+# bind(*operands, **params) as jax 0.10.2's: same parameters, same values
+lu_p, hessenberg_p = lookup("lu"), lookup("hessenberg")
+triangular_solve_p = lookup("triangular_solve")
+lu_pivots_to_permutation_p = lookup("lu_pivots_to_permutation")
+# the objects xforms' programs hold, whose bind takes xforms' parameters (eqn.params):
+# eigh (lower), eig (vectors, vector_derivs), svd (full_matrices, compute_uv), qr
+# (full_matrices), schur (output); cholesky's zeroes the upper triangle JAX leaves unset
+cholesky_p, eigh_p, eig_p = lookup("cholesky"), lookup("eigh"), lookup("eig")
+svd_p, qr_p, schur_p = lookup("svd"), lookup("qr"), lookup("schur")
+
+
+def __getattr__(name):
+    """jax.lax.linalg's primitive objects xforms has no primitive for: absent to hasattr, and
+    the AttributeError says why."""
+    if name.endswith("_p"):
+        raise AttributeError(
+            f"xforms.lax.linalg has no {name}: xforms has no primitive of that name (the "
+            f"function, where xforms has it, is built from other primitives)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

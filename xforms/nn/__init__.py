@@ -1,6 +1,6 @@
 """`xforms.nn`: JAX's `jax.nn` activation functions (functions.py: relu, sigmoid, softplus,
 softmax, log_softmax, logsumexp, gelu; activations.py: the others; attention.py:
-dot_product_attention, logmeanexp).
+dot_product_attention, logmeanexp; scaled.py: scaled_matmul, scaled_dot_general).
 
     >>> import xforms.nn as nn
     >>> nn.relu(xnp.array([-1.0, 2.0]))
@@ -12,6 +12,7 @@ from .activations import (celu, elu, glu, hard_sigmoid, hard_silu, hard_swish,  
                           one_hot, relu6, selu, silu, soft_sign, sparse_plus, sparse_sigmoid,
                           squareplus, standardize, swish, tanh)
 from .attention import dot_product_attention, logmeanexp  # noqa: F401
+from .scaled import scaled_dot_general, scaled_matmul  # noqa: F401
 
 from . import initializers  # noqa: E402,F401  (xforms.nn.initializers)
 from ..numpy._util import returns_arrays as _returns_arrays  # noqa: E402
@@ -23,3 +24,12 @@ for _name in [n for n, v in list(globals().items()) if callable(v) and not isins
               and getattr(v, "__module__", "").startswith(__name__ + ".")]:
     globals()[_name] = _returns_arrays(globals()[_name])
 del _name
+
+
+def __getattr__(name):
+    if name == "get_scaled_dot_general_config":     # absent to hasattr, with the reason
+        raise AttributeError(
+            "xforms.nn.get_scaled_dot_general_config: its configs name float8/float4 storage "
+            "types (mxfp8, nvfp4), which xforms lacks; scaled_dot_general without configs and "
+            "scaled_matmul on float operands work")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,7 @@ JAX's generator).  Complex dtypes are not supported yet (NotImplementedError).
     >>> w = init(random.PRNGKey(0), (784, 128))
 """
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -153,7 +154,18 @@ def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
     return init
 
 
-__all__ = ["zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
+class Initializer(Protocol):
+    """The type of what the factories here return (for annotations, as JAX's Protocol):
+    init(key, shape, dtype=None) -> array.
+
+        >>> def build(w_init: Initializer = glorot_normal()): ...
+    """
+
+    def __call__(self, key, shape, dtype=None, out_sharding=None):
+        ...
+
+
+__all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
            "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]

@@ -131,3 +131,12 @@ __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_d
            "wald", "geometric", "triangular", "f", "binomial", "multinomial", "ball",
            "generalized_normal"]
 
+
+
+def __getattr__(name):
+    """jax.random's primitive object xforms has no primitive for: absent, saying why."""
+    if name == "random_gamma_p":
+        raise AttributeError("xforms.random.random_gamma_p: xforms has no random_gamma "
+                             "primitive (random.gamma is built from other primitives, its "
+                             "derivative from lax.random_gamma_grad)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

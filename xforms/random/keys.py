@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .. import config
+from ..core.avals import prng_key
 from ..core.trace import Tracer
 from ..errors import KeyReuseError
 from ..numpy import _util
@@ -23,6 +24,7 @@ class KeyDType:
     """The dtype of typed Threefry keys; prints as JAX's `key<fry>`."""
     name = "key<fry>"
     impl = "threefry2x32"
+    type = prng_key          # (issubdtype(key.dtype, xf.dtypes.prng_key), as in JAX)
 
     def __repr__(self):
         return self.name

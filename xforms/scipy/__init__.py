@@ -1,5 +1,5 @@
-"""`xforms.scipy`: JAX's jax.scipy namespaces (`fft`, `integrate`, `interpolate`, `linalg`,
-`ndimage`, `optimize`, `signal`, `sparse`, `special`, `stats`).
+"""`xforms.scipy`: JAX's jax.scipy namespaces (`cluster`, `fft`, `integrate`, `interpolate`,
+`linalg`, `ndimage`, `optimize`, `signal`, `sparse`, `spatial`, `special`, `stats`).
 
     >>> import xforms.scipy.special as xsp
 
@@ -8,8 +8,8 @@ works), as jax.scipy's are: a program that uses none of them does not pay for th
 """
 import importlib
 
-_SUBMODULES = ("fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
-               "sparse", "special", "stats")
+_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+               "signal", "sparse", "spatial", "special", "stats")
 
 
 def __getattr__(name):
