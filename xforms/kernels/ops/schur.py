@@ -187,7 +187,7 @@ def _givens(kb, x, y):
         kb.line(f"_gs = ({x}) / _nx * ({y}).conjugate() / _nr")
 
 
-def _qr_sweeps(kb, H, Z, n):
+def complex_qr_sweeps(kb, H, Z, n):
     """Lines taking the complex Hessenberg H (offset `_o`) to upper triangular T by shifted QR
     sweeps, Z accumulating the rotations; `_fin` false after if they did not converge."""
     at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
@@ -419,14 +419,17 @@ def nan_out(kb, outs):
                     + ("complex(math.nan, math.nan)" if cplx else "math.nan"))
 
 
-def complex_schur(kb, A, H, Z, TAU, n):
-    """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`."""
+def complex_schur(kb, A, H, Z, TAU, n, prepare=None):
+    """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`.
+    `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's balancing)."""
     kb.line(f"_o = _b * {n * n}")
     load_matrix(kb, H, A, n, "complex")
     with kb.block("if _fin:"):
+        if prepare is not None:
+            prepare(kb)
         reduce_hessenberg(kb, H, TAU, f"_b * {n} + _j", n, Math(True))
         form_q(kb, H, TAU, Z, n, Math(True))
-        _qr_sweeps(kb, H, Z, n)
+        complex_qr_sweeps(kb, H, Z, n)
 
 
 def _temps(n):
