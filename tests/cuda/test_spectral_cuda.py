@@ -3,6 +3,8 @@ on the simulator: our one-thread-per-matrix kernels (xforms/kernels/ops/jacobi.p
 which run wherever cuSOLVER is absent (with it, tests/cuda/test_solver_model.py).  Factors
 unique up to phase are compared by what does not depend on it (their reconstructions,
 |v^H v_ref|); values and qr's factors (LAPACK's own reflectors) against NumPy's."""
+import os
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,10 @@ import xforms.numpy as xnp
 from xforms.primitives.linalg.spectral import eigh as eigh_p
 
 rng = np.random.default_rng(34)
+# on a GPU (XFORMS_CUDA_TESTS=gpu) cuSOLVER may compute these instead: cusolverDnXgeev on a
+# complex copy has neither dgeev's balancing order nor its real vectors, so the checks of our
+# eig kernel's conventions run on the simulator only
+OURS = os.environ.get("XFORMS_CUDA_TESTS") != "gpu"
 
 
 def _general(shape, dtype):
@@ -156,7 +162,7 @@ def test_eig(dtype):
     assert w.dtype == v.dtype == cdt and w.shape == (5, 5) and v.shape == (5, 5, 5)
     np.testing.assert_allclose(np.asarray(_eigvals(a)), w, atol=tol)
     wc, vc = (np.asarray(o) for o in _eig_cpu(a))
-    if tol > 1e-6:
+    if tol > 1e-6 or not OURS:
         w, v = _in_cpu_order(w, wc, v)
     np.testing.assert_allclose(w, wc, atol=tol * 100)
     ac = a.astype(np.complex128)
@@ -166,6 +172,7 @@ def test_eig(dtype):
     _same_up_to_phase(v[distinct], vc[distinct], tol * 1000)
 
 
+@pytest.mark.skipif(not OURS, reason="our eig kernel's conventions (cuSOLVER's on a GPU)")
 def test_eig_of_a_real_matrix_keeps_dgeevs_conventions():
     """Real values have real vectors; a pair comes as a + i w (w > 0) then its conjugate,
     with the conjugate vector; a pair's vector has a real largest entry."""
