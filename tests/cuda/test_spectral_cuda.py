@@ -190,6 +190,16 @@ def test_eig_of_a_real_matrix_keeps_dgeevs_conventions():
                 assert v[b, big, k].imag == 0
 
 
+def test_eig_of_a_defective_matrix_stays_finite():
+    """A 30 x 30 Jordan block: back-substitution grows y by 1/eps a row (1e450 unscaled);
+    rescaled, the vectors are LAPACK's +-e1 to rounding."""
+    j = np.eye(30) + np.eye(30, k=1)
+    w, v = (np.asarray(o) for o in _eig(j))
+    np.testing.assert_array_equal(w, np.ones(30))
+    assert np.isfinite(v).all()
+    np.testing.assert_allclose(np.abs(v[0]), 1.0, atol=1e-12)
+
+
 def test_eig_of_one_by_one_and_non_finite():
     w, v = (np.asarray(o) for o in _eig(np.array([[[-3.0]], [[2.5]]])))
     np.testing.assert_array_equal(w, [[-3.0], [2.5]])

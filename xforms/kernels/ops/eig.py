@@ -13,7 +13,8 @@ LAPACK's ?geev but for its balancing's permutations:
                block's eigenvector of a + i w), T = G^H T G, Z = Z G.
     complex A  ops/schur.py's complex Schur form (single-shift sweeps).
     vectors    ?trevc's back-substitution on the triangular T: y_k = 1, y_i = -(sum_j T[i, j]
-               y_j) / (T[i, i] - T[k, k]) (a divisor below eps |T[k, k]| taken as that), x = Z y;
+               y_j) / (T[i, i] - T[k, k]) (a divisor below eps |T[k, k]| taken as that; y
+               rescaled where it grows past 1e100, as at a defective value), x = Z y;
                each x of unit norm with its largest entry real: positive for a complex A
                (?geev's rule), of its real part's sign for a real A's pair (dgeev's rotation),
                and a real A's real eigenvalue's vector real, its sign as back-substitution
@@ -139,6 +140,10 @@ def _vectors(kb, H, Z, Y, X, D, V, n, real):
             with kb.block("if abs(_zd.real) + abs(_zd.imag) < _zm:"):
                 kb.line("_zd = complex(_zm, 0.0)")
             kb.line(f"{y('_i')} = -_zs / _zd")
+            with kb.block(f"if abs({y('_i')}) > 1e100:       # (a defective T: y grows by "
+                          "1/eps a row; x is normalised later, so rescale)"):
+                with kb.block("for _j in range(_i, _k + 1):"):
+                    kb.line(f"{y('_j')} *= 1e-100")
         kb.line("_zq = 0.0")
         kb.line("_zt = 0.0")
         kb.line("_zi = 0")
