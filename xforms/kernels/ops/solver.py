@@ -140,8 +140,9 @@ def _lu(em, eqn):
 
 # ---- qr, eigh, svd, eig: the library, else our kernels ---------------------------------------
 def _library_or(own):
-    """A rule through cuSOLVER; without it (the simulator, a GPU without the library)
-    `own`, our one-thread-per-matrix kernel (ops/jacobi.py, ops/eig.py)."""
+    """A rule through cuSOLVER; without it (the simulator, a GPU without the library), or
+    for matrices of order below vendor.SPECTRAL_MIN_N, `own`, our one-thread-per-matrix
+    kernel (ops/jacobi.py, ops/eig.py)."""
     def wrap(rule):
         def checked(em, eqn):
             em.check_dtypes(eqn)
@@ -153,7 +154,9 @@ def _library_or(own):
                     if v.aval.size:
                         _eye(em, eqn, v)
                 return
-            emit = rule if solver_for(em.spec, a.aval.dtype) is not None else own
+            order = max(a.aval.shape[-2:])
+            lib = solver_for(em.spec, a.aval.dtype, order, spectral=True)
+            emit = rule if lib is not None else own
             emit(em, eqn, a, _batch(a.aval.shape), np.dtype(a.aval.dtype))
         return checked
     return wrap
