@@ -38,11 +38,6 @@ _SWEEPS = 60
 _TOL = 1e-15                  # relative size of what a sweep leaves off the diagonal
 
 
-def takes(dtype):
-    """Do these kernels compute factorisations of `dtype` (float32/64, complex64/128)?"""
-    return np.dtype(dtype).kind in "fc"
-
-
 def _scratch(cplx):
     return _C128 if cplx else _F64
 
