@@ -1,5 +1,6 @@
 """Where NVIDIA's libraries overtake the CUDA backend's own kernels: the measurement behind
-GEMM_MIN_WORK, FFT_MIN_POINTS and SOLVER_MIN_N in xforms/kernels/cuda/vendor/__init__.py;
+GEMM_MIN_WORK, FFT_MIN_POINTS, SOLVER_MIN_N and SPECTRAL_MIN_N in
+xforms/kernels/cuda/vendor/__init__.py;
 likewise where the long-line kernels overtake the short-line ones, behind
 sorting.RANK_SORT_MAX_N (the bitonic network against the rank sort) and
 cumulative.PARALLEL_SCAN_MIN_N (the parallel scan against a thread per line, along an axis
@@ -7,12 +8,15 @@ that is not the last: the last axis always scans in parallel), whose "library" c
 long-line kernel.
 
     python -m benchmarks.gpu_vendor_sweep --out DIR [--quick]     (benchmarks/on_gpu.sh runs it)
+    python -m benchmarks.gpu_vendor_sweep --out DIR --families eig   (those families' cases only)
 
 Each case (a product `a @ b` in float32 and float64, square and batched; an FFT over the last
 axis in complex64 and complex128, batched; a Cholesky in float64, its "work" the matrix's
-order: cuSOLVER's potrf against the one-block-per-matrix kernel) is compiled twice, once per
-path (the size override XFORMS_CUDA_GEMM_MIN_WORK / _FFT_MIN_POINTS / _SOLVER_MIN_N set past
-and below it), and
+order: cuSOLVER's potrf against the one-block-per-matrix kernel; last, an eig of a batch of
+complex128 matrices, cusolverDnXgeev a matrix at a time against ops/eig.py's one thread per
+matrix -- on_gpu.sh's 60 s may end the sweep before them: `--families eig`) is compiled twice,
+once per path (the size override XFORMS_CUDA_GEMM_MIN_WORK / _FFT_MIN_POINTS / _SOLVER_MIN_N /
+_SPECTRAL_MIN_N set past and below it), and
 each is timed per call on device-resident inputs, synchronised (what a user's call costs:
 host launch sequence plus the work), both at JAX's default precision (cuBLAS: TF32 for
 float32; the tile kernel: float32).  JAX on the same GPU is timed beside them where it is
@@ -40,20 +44,23 @@ CHOLESKYS = [(1, n) for n in (32, 64, 128, 256, 512)]
 # (lines, n): a sort of float32 keys (the rank sort is n^2: no longer lines); a cumsum
 SORTS = [(1, n) for n in (256, 4096, 65536)] + [(64, 4096)]
 SCANS = [(2, n) for n in (2048, 65536, 2 ** 22)] + [(16, 65536)]    # (lines, n): x (n, lines)
+EIGS = [(1, 8), (1, 32), (64, 8), (256, 16)]          # (batch, n): eig with vectors
 CASES = [("gemm", dt, c) for dt in ("float32", "float64") for c in GEMMS] + \
     [("fft", dt, c) for dt in ("complex64", "complex128") for c in FFTS] + \
     [("cholesky", "float64", c) for c in CHOLESKYS] + \
-    [("sort", "float32", c) for c in SORTS] + [("cumsum", "float32", c) for c in SCANS]
+    [("sort", "float32", c) for c in SORTS] + [("cumsum", "float32", c) for c in SCANS] + \
+    [("eig", "complex128", c) for c in EIGS]
 QUICK = [("gemm", "float32", (1, 8, 8, 8)), ("gemm", "float64", (2, 8, 12, 8)),
          ("fft", "complex64", (2, 16)), ("cholesky", "float64", (1, 6)),
-         ("sort", "float32", (2, 40)), ("cumsum", "float32", (2, 300))]
+         ("sort", "float32", (2, 40)), ("cumsum", "float32", (2, 300)),
+         ("eig", "complex128", (2, 4))]
 OVERRIDE = {"gemm": "XFORMS_CUDA_GEMM_MIN_WORK", "fft": "XFORMS_CUDA_FFT_MIN_POINTS",
-            "cholesky": "XFORMS_CUDA_SOLVER_MIN_N"}
+            "cholesky": "XFORMS_CUDA_SOLVER_MIN_N", "eig": "XFORMS_CUDA_SPECTRAL_MIN_N"}
 # the kernels' switches: (module, threshold) set past and below the case's length
 SWITCH = {"sort": ("xforms.kernels.ops.sorting", "RANK_SORT_MAX_N"),
           "cumsum": ("xforms.kernels.ops.cumulative", "PARALLEL_SCAN_MIN_N")}
 CALL = {"gemm": "_rt.gemm(", "fft": "_rt.fft(", "cholesky": "_rt.solve(", "sort": "bitonic",
-        "cumsum": "parallel scan"}
+        "cumsum": "parallel scan", "eig": "_rt.solve("}
 
 
 def _program(family, dtype, case):
@@ -67,6 +74,10 @@ def _program(family, dtype, case):
             return lax.cumsum, (rng.standard_normal((n, b)).astype(dtype),), b * n
         x = rng.standard_normal((b, n) if b > 1 else (n,)).astype(dtype)
         return xnp.sort, (x,), b * n
+    if family == "eig":              # work: the matrices' order, as the threshold's
+        b, n = case
+        z = rng.standard_normal((b, n, n)) + 1j * rng.standard_normal((b, n, n))
+        return xnp.linalg.eig, (z.astype(dtype) if b > 1 else z[0].astype(dtype),), n
     if family == "cholesky":
         b, n = case
         x = rng.standard_normal((b, n, n)).astype(dtype)
@@ -97,10 +108,11 @@ def _jax_us(family, args):
         import jax.numpy as jnp
         jax.config.update("jax_enable_x64", True)
         f = jax.jit({"gemm": jnp.matmul, "fft": jnp.fft.fft, "cholesky": jnp.linalg.cholesky,
-                     "sort": jnp.sort, "cumsum": lambda x: jnp.cumsum(x, -1)}[family])
+                     "sort": jnp.sort, "cumsum": lambda x: jnp.cumsum(x, -1),
+                     "eig": jnp.linalg.eig}[family])
         dev = [jax.device_put(a) for a in args]
-        f(*dev).block_until_ready()
-        return measure(lambda: f(*dev).block_until_ready(), repeats=5, target=0.005,
+        jax.block_until_ready(f(*dev))
+        return measure(lambda: jax.block_until_ready(f(*dev)), repeats=5, target=0.005,
                        budget=0.4).median * 1e6
     except Exception as e:            # noqa: BLE001 - no JAX, or no GPU for it
         return f"{type(e).__name__}: {e}"[:200]
@@ -124,6 +136,8 @@ def run_case(family, dtype, case, have_library):
         assert (CALL[family] in exe.source) == (path == "library"), path
         row[f"{path}_us"] = _timed(lambda: exe(*dev), cuda.synchronize)
         outs[path] = np.asarray(exe(*dev)[0])
+        if family == "eig":          # (each path's order of the values: compare them sorted)
+            outs[path] = np.sort_complex(outs[path])
     if len(outs) == 2:
         row["max_rel_diff"] = float(np.max(np.abs(outs["own"] - outs["library"])) /
                                     max(1e-30, float(np.max(np.abs(outs["own"])))))
@@ -158,6 +172,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.gpu_vendor_sweep")
     ap.add_argument("--out", default=".")
     ap.add_argument("--quick", action="store_true", help="three tiny cases (a dry run)")
+    ap.add_argument("--families", default="", help="comma-separated: only these families")
     args = ap.parse_args(argv)
     from xforms.kernels.cuda import runtime as rt
     from xforms.kernels.cuda import vendor
@@ -168,12 +183,16 @@ def main(argv=None):
             "fft": spec.vendor and vendor.fft() is not None,
             "cholesky": spec.vendor and vendor.solver() is not None, "sort": True,
             "cumsum": True}
+    have["eig"] = have["cholesky"]
     from xforms.kernels.ops import cumulative, sorting
     now = {"gemm": vendor.GEMM_MIN_WORK, "fft": vendor.FFT_MIN_POINTS,
            "cholesky": vendor.SOLVER_MIN_N, "sort": sorting.RANK_SORT_MAX_N,
-           "cumsum": cumulative.PARALLEL_SCAN_MIN_N}
+           "cumsum": cumulative.PARALLEL_SCAN_MIN_N, "eig": vendor.SPECTRAL_MIN_N}
     rows, result = [], {}
+    only = set(filter(None, args.families.split(",")))
     for family, dtype, case in QUICK if args.quick else CASES:
+        if only and family not in only:
+            continue
         rows.append(run_case(family, dtype, case, have[family]))
         print(json.dumps(rows[-1]), flush=True)
         result = {"device": spec.name, "simulator": rt.simulating(), "load": os.getloadavg(),

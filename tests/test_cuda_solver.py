@@ -176,19 +176,44 @@ def test_large_factorisations_go_to_cusolver_small_ones_stay_in_the_kernels(monk
 
 
 @needs_numba_cuda
-def test_without_cusolver_complex_qr_raises_naming_itself_and_the_absence_is_logged_once(
-        monkeypatch, caplog):
+def test_spectral_min_n_keeps_small_qr_eigh_svd_eig_in_our_kernels(monkeypatch):
+    """vendor.SPECTRAL_MIN_N (0: the library at every size, until measured) and its
+    override: below it our one-thread-per-matrix kernels, from it cuSOLVER."""
     from xforms import lax
-    from xforms.errors import LoweringError
+    monkeypatch.setattr(vendor, "_bound", {"cusolver": object()})    # present; nothing called
+    monkeypatch.delenv("XFORMS_CUDA_SPECTRAL_MIN_N", raising=False)
+
+    def f(a):
+        return (lax.linalg.qr(a), lax.linalg.eigh(a), lax.linalg.svd(a), lax.linalg.eig(a))
+
+    def routines(a):
+        return sorted(x.strip().split("'")[1] for x in _emit(f, a).source.splitlines()
+                      if "_rt.solve(" in x)
+    everything = ["geev", "geqrf", "gesvd", "orgqr", "syevd"]
+    assert routines(np.eye(4) + 0j) == everything
+    monkeypatch.setenv("XFORMS_CUDA_SPECTRAL_MIN_N", "5")
+    assert routines(np.eye(4) + 0j) == []
+    assert routines(np.eye(5) + 0j) == everything
+
+
+@needs_numba_cuda
+def test_without_cusolver_our_kernels_compute_and_the_absence_is_logged_once(
+        monkeypatch, caplog):
+    """No cuSOLVER: qr (complex too), eigh, svd and eig are our one-thread-per-matrix
+    kernels (xforms/kernels/ops/jacobi.py, ops/eig.py), a large Cholesky the block kernel."""
+    from xforms import lax
     monkeypatch.setattr(vendor, "_bound", {})
     monkeypatch.setattr(vendor, "_libs", {})
     monkeypatch.setattr(vendor, "_SONAMES", {"cusolver": ("libxforms-no-such-cusolver.so",)})
     monkeypatch.setattr(vendor, "_find_pathfinder", lambda name: None)
     with caplog.at_level(logging.WARNING, logger=vendor.__name__):
         for _ in range(2):
-            with pytest.raises(LoweringError, match=r"qr.*cuSOLVER.*backend='cpu'"):
-                _emit(lambda a: lax.linalg.qr(a), np.eye(3) + 0j)    # (complex: no kernel)
-        # a real one is our Householder kernel (xforms/kernels/ops/jacobi.py)
+            prog = _emit(lambda a: (lax.linalg.qr(a), lax.linalg.eigh(a), lax.linalg.svd(a),
+                                    lax.linalg.eig(a)), np.eye(3) + 0j)
+            assert "_rt.solve(" not in prog.source
+            whats = " ".join(k.what for k in prog.kernels)
+            for kind in ("Householder", "Jacobi", "one-sided Jacobi", "back-substitution"):
+                assert kind in whats, (kind, whats)
         assert "Householder" in _emit(lambda a: lax.linalg.qr(a), np.eye(3)).source
         # a large Cholesky falls back to the block kernel
         prog = _emit(lambda a: lax.linalg.cholesky(a), np.eye(vendor.SOLVER_MIN_N))

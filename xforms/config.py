@@ -170,7 +170,8 @@ def cuda_vendor_threshold(name, default):
     than its own kernel (xforms/kernels/cuda/vendor/__init__.py, where the measured defaults
     live): XFORMS_CUDA_GEMM_MIN_WORK (multiply-adds, batch x M x N x K, of a dot_general) or
     XFORMS_CUDA_FFT_MIN_POINTS (elements an fft transforms) or XFORMS_CUDA_SOLVER_MIN_N (the
-    order of a Cholesky's or LU's matrices); 0 sends every case the library takes.  Read at each compile."""
+    order of a Cholesky's or LU's matrices) or XFORMS_CUDA_SPECTRAL_MIN_N (of a qr's, eigh's,
+    svd's or eig's: the larger side); 0 sends every case the library takes.  Read at each compile."""
     v = os.environ.get(name, "").strip()
     return int(v) if v.isdigit() else default
 

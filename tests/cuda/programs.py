@@ -574,6 +574,36 @@ PROGRAMS["own_schur"] = (own_schur, (_SQ, _SQ - 1j * _SQ.T), 1e-9)
 PROGRAMS["own_schur32"] = (own_schur, (_SQ.astype(np.float32),
                                        (_SQ - 1j * _SQ.T).astype(np.complex64)), 2e-4)
 
+
+def own_spectral_complex(z, t):
+    """Complex eigh, svd and qr in our kernels (xforms/kernels/ops/jacobi.py); compared
+    through what does not depend on the factors' phases (qr's are LAPACK's own)."""
+    h = z @ z.conj().T
+    w, v = xnp.linalg.eigh(h)
+    u, s, vh = xnp.linalg.svd(t, full_matrices=True)
+    q, r = xnp.linalg.qr(t.T, mode="complete")
+    return (w, (v * w) @ v.conj().T, s, (u[:, :2] * s) @ vh[:2], xnp.abs(u[:, :2]), q, r,
+            xnp.linalg.svd(t.T, compute_uv=False))
+
+
+def own_eig(a, z):
+    """eig of a real and a complex matrix in our kernel (xforms/kernels/ops/eig.py): the
+    values in LAPACK's order here, the vectors through |v| (each column's phase aside)."""
+    w, v = xnp.linalg.eig(a)
+    wz, vz = xnp.linalg.eig(z)
+    return w, xnp.abs(v), wz, xnp.abs(vz), xnp.linalg.eigvals(a[:3, :3])
+
+
+_Z = (np.linspace(-1.0, 2.0, 16).reshape(4, 4) ** 2) * (1 - 0.5j) + 1j * np.eye(4)
+_T = np.linspace(0.5, 3.0, 10).reshape(5, 2) ** 3 * (1 + 0.25j)
+PROGRAMS["own_spectral_c128"] = (own_spectral_complex, (_Z, _T), 1e-9)
+PROGRAMS["own_spectral_c64"] = (own_spectral_complex, (_Z.astype(np.complex64),
+                                                       _T.astype(np.complex64)), 2e-4)
+_NS = np.cos(np.arange(25.0).reshape(5, 5)) + np.diag([3.0, -2.0, 1.0, 0.5, -1.0])
+PROGRAMS["own_eig"] = (own_eig, (_NS, _NS.T + 0.5j * _NS), 1e-9)
+PROGRAMS["own_eig32"] = (own_eig, (_NS.astype(np.float32),
+                                   (_NS.T + 0.5j * _NS).astype(np.complex64)), 2e-4)
+
 PROGRAMS["special"] = (special_functions, (np.abs(X) + 0.5, np.abs(Y) + 1.0), 1e-12)
 PROGRAMS["special32"] = (special_functions, ((np.abs(X) + 0.5).astype(np.float32),
                                              (np.abs(Y) + 1.0).astype(np.float32)), 2e-5)

@@ -216,9 +216,9 @@ def test_eager_numpy_functions_run_on_the_device(name, copies, monkeypatch):
 
 
 def test_an_eager_primitive_the_backend_cannot_compile_runs_on_the_host():
-    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]) + 0j)
-    q, r = xnp.linalg.qr(d)          # (complex: no CUDA rule on the simulator, cuSOLVER's only)
-    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), np.asarray(d), atol=1e-12)
+    d = _put(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    up = xnp.nextafter(d, np.inf)    # (nextafter: exempted on CUDA, no spelling there yet)
+    np.testing.assert_array_equal(np.asarray(up), np.nextafter(np.asarray(d), np.inf))
 
 
 def test_asarray_and_array_of_a_device_array_stay_on_the_device(copies):

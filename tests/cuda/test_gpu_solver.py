@@ -168,3 +168,27 @@ def test_gradients_through_the_factorisations():
     (g,) = _run(lambda x: [xf.grad(loss)(x)], a)
     want = xf.jit(xf.grad(loss), backend="cpu")(a)
     np.testing.assert_allclose(g, np.asarray(want), rtol=1e-8, atol=1e-10)
+
+
+def test_our_spectral_kernels_on_the_device(monkeypatch):
+    """Where the library is absent (spec.vendor off here), complex qr, eigh and svd and eig
+    run in our one-thread-per-matrix kernels (xforms/kernels/ops/jacobi.py, ops/eig.py): on
+    the GPU itself, as on the simulator (tests/cuda/test_spectral_cuda.py)."""
+    import dataclasses
+    from xforms.kernels.cuda import runtime as rt
+    from xforms.kernels.cuda.device import spec as spec_module
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.device_spec(), vendor=False))
+    a, h = _rand((3, 5, 4), np.complex128), _hermitian((3, 4, 4), np.complex128)
+
+    def f(a, h):
+        return (*lax.linalg.qr(a, full_matrices=False), *xnp.linalg.eigh(h),
+                *xnp.linalg.svd(a, full_matrices=False), *xnp.linalg.eig(a[:, :4, :]))
+    exe = xf.jit(f, backend="cuda").lower(a, h)._exe
+    assert "_rt.solve(" not in exe.source
+    q, r, w, v, u, s, vh, ew, ev = (np.asarray(o) for o in exe(a, h))
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    np.testing.assert_allclose((v * w[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2)), h,
+                               atol=1e-10)
+    np.testing.assert_allclose((u * s[..., None, :]) @ vh, a, atol=1e-12)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+    np.testing.assert_allclose(a[:, :4, :] @ ev, ev * ew[..., None, :], atol=1e-10)

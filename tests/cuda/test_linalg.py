@@ -1,9 +1,9 @@
 """The LU-family factorisations on the CUDA simulator (xforms/kernels/ops/linalg.py):
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; real eigh,
 svd and qr through our own kernels (xforms/kernels/ops/jacobi.py: cuSOLVER computes them on a
-GPU that has it, tests/cuda/test_solver_model.py); complex ones and eig raise a LoweringError
-naming themselves here; hessenberg, schur (real and complex forms) and sqrtm through our kernels
-(xforms/kernels/ops/schur.py: cuSOLVER has none of them)."""
+GPU that has it, tests/cuda/test_solver_model.py; complex ones and eig:
+tests/cuda/test_spectral_cuda.py); hessenberg, schur (real and complex forms) and sqrtm through
+our kernels (xforms/kernels/ops/schur.py: cuSOLVER has none of them)."""
 import numpy as np
 import pytest
 
@@ -11,7 +11,6 @@ import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.linalg as xsl
 from xforms import lax
-from xforms.errors import LoweringError
 
 rng = np.random.default_rng(11)
 
@@ -75,14 +74,6 @@ def test_gaussian_process_nll_and_its_gradient():
         return 0.5 * y @ alpha + xnp.sum(xnp.log(xnp.diag(c)))
     y = np.sin(3 * x)
     _agree(xf.value_and_grad(nll), 0.1, y)
-
-
-def test_spectral_factorisations_name_themselves():
-    """Complex eigh/svd/qr and eig have no kernel of ours: cuSOLVER's only."""
-    with pytest.raises(LoweringError, match="eigh"):
-        xf.jit(xnp.linalg.eigh, backend="cuda")(np.eye(2) + 0j)
-    with pytest.raises(LoweringError, match="eig"):
-        xf.jit(xnp.linalg.eigvals, backend="cuda")(np.eye(2))
 
 
 def _orthonormal_columns(q, tol):

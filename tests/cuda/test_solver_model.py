@@ -14,7 +14,6 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.errors import LoweringError
 from xforms.kernels.cuda import runtime as rt
 from xforms.kernels.cuda.device import spec as spec_module
 from xforms.kernels.cuda import vendor
@@ -153,13 +152,26 @@ def test_small_matrices_stay_in_the_block_kernels(lib, monkeypatch):
     np.testing.assert_allclose(np.asarray(exe(a)[0]), np.linalg.cholesky(a), rtol=1e-12)
 
 
-def test_without_the_library_complex_qr_svd_and_eig_name_themselves():
-    """(real qr, svd and eigh run in our kernels then: tests/cuda/test_linalg.py)"""
-    for f, name, x in ((lambda x: lax.linalg.qr(x), "qr", np.eye(3) + 0j),
-                       (lambda x: lax.linalg.svd(x), "svd", np.eye(3) + 0j),
-                       (lambda x: xnp.linalg.eig(x), "eig", np.eye(3))):
-        with pytest.raises(LoweringError, match=f"{name}.*cuSOLVER"):
-            xf.jit(f, backend="cuda")(x)
+def test_without_the_library_our_kernels_agree_with_the_librarys_route(monkeypatch):
+    """Complex qr and svd and eig run in our kernels without cuSOLVER (xforms/kernels/ops/
+    jacobi.py, ops/eig.py; tests/cuda/test_spectral_cuda.py), as the library's route over
+    the LAPACK model computes them: R (LAPACK's reflectors both), s, the values (as sets:
+    the model's zgeev of a complex copy has its own order)."""
+    a, g = _rand((2, 4, 3), np.complex128), _rand((2, 4, 4), np.float64)
+
+    def f(a, g):
+        return (lax.linalg.qr(a, full_matrices=False)[1], lax.linalg.svd(a, compute_uv=False),
+                xnp.linalg.eigvals(g))
+    exe = xf.jit(f, backend="cuda").lower(a, g)._exe
+    assert "_rt.solve(" not in exe.source
+    ours = [np.asarray(o) for o in exe(a, g)]
+    monkeypatch.setattr(spec_module, "_spec", dataclasses.replace(rt.device_spec(), vendor=True))
+    monkeypatch.setattr(vendor, "_bound", {"cusolver": Cusolver(ModelSolverLib())})
+    theirs = _run(lambda a, g: f(a, g) + (a,), a, g)     # (another program: not the cached one)
+    np.testing.assert_allclose(ours[0], theirs[0], atol=1e-12)
+    np.testing.assert_allclose(ours[1], theirs[1], atol=1e-12)
+    gap = np.abs(ours[2][..., :, None] - theirs[2][..., None, :])
+    assert gap.min(-1).max() < 1e-12 and gap.min(-2).max() < 1e-12
 
 
 def test_count_launches_counts_the_library_calls(lib):

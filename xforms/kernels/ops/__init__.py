@@ -1,5 +1,6 @@
 """The rules of the op families that are not fused loops (cumulative, sorting, fft, linalg
-and its cuSOLVER rules with jacobi's kernels where the library is absent, conv, mpi, callbacks, special functions).
+and its cuSOLVER rules with jacobi's and eig's kernels where the library is absent, schur,
+conv, mpi, callbacks, special functions).
 
 Importing this package registers every family's rules (`xforms.kernels` does, before any
 compile): the one list of them.

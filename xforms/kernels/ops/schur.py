@@ -49,7 +49,7 @@ def _batch(shape):
     return int(np.prod(shape[:-2], dtype=np.int64))
 
 
-def _per_matrix(em, eqn, what, batch, body, temps):
+def per_matrix(em, eqn, what, batch, body, temps):
     """A kernel of one thread per matrix `_b`: `body(kb, names, bufs)` writes its code;
     `temps`: (name, elements per matrix, dtype) scratch buffers (`bufs[name]`)."""
     kb = KernelBuilder(em, what)
@@ -63,7 +63,7 @@ def _per_matrix(em, eqn, what, batch, body, temps):
     kb.launch(max(1, min(cdiv(batch, threads), em.spec.max_blocks)), threads)
 
 
-class _Math:
+class Math:
     """How the generated code spells conj, |x|^2 and zero for real or complex scratch."""
 
     def __init__(self, cplx):
@@ -79,7 +79,7 @@ class _Math:
         return "0j" if self.cplx else "0.0"
 
 
-def _load(kb, dst, src, n, cast):
+def load_matrix(kb, dst, src, n, cast):
     """Copy matrix `_b` of `src` into scratch `dst` (offset `_o`), `cast` around each entry;
     `_fin` is then whether every entry is finite."""
     kb.line("_fin = True")
@@ -90,12 +90,12 @@ def _load(kb, dst, src, n, cast):
             kb.line("_fin = False")
 
 
-def _hessenberg(kb, H, TAU, tau_at, n, m):
+def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
     """Lines reducing the n x n scratch matrix H (offset `_o`) to Hessenberg form in place,
     LAPACK's packed form (?gehd2): reflector _j's vector below the subdiagonal of column _j,
-    its tau in TAU[tau_at]; m: a _Math.
+    its tau in TAU[tau_at]; m: a Math.
 
-        _hessenberg(kb, "H", "TAU", "_b * 3 + _j", 4, _Math(False))
+        reduce_hessenberg(kb, "H", "TAU", "_b * 3 + _j", 4, Math(False))
     """
     at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
     with kb.block(f"for _j in range({n - 1}):            # reflector _j: rows _j + 1 .."):
@@ -134,9 +134,9 @@ def _hessenberg(kb, H, TAU, tau_at, n, m):
                 kb.line(f"{at('_k', '_c')} -= _d * {v('_k')}")
 
 
-def _form_q(kb, H, TAU, Z, n, m):
+def form_q(kb, H, TAU, Z, n, m):
     """Lines forming Z = H_0 ... H_{n-2} from the reflectors `_hessenberg` left in H and TAU
-    (offset `_b * n`), then zeroing H below its subdiagonal; m: a _Math."""
+    (offset `_b * n`), then zeroing H below its subdiagonal; m: a Math."""
     at = (lambda M, i, j: f"{M}[_o + ({i}) * {n} + {j}]")
     with kb.block(f"for _t in range({n * n}):"):
         kb.line(f"{Z}[_o + _t] = 1.0 if _t // {n} == _t % {n} else 0.0")
@@ -187,7 +187,7 @@ def _givens(kb, x, y):
         kb.line(f"_gs = ({x}) / _nx * ({y}).conjugate() / _nr")
 
 
-def _qr_sweeps(kb, H, Z, n):
+def complex_qr_sweeps(kb, H, Z, n):
     """Lines taking the complex Hessenberg H (offset `_o`) to upper triangular T by shifted QR
     sweeps, Z accumulating the rotations; `_fin` false after if they did not converge."""
     at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
@@ -366,7 +366,7 @@ def _standardise(kb):
                 kb.line("_cs, _sn = -_sn, _cs")
 
 
-def _real_qr_sweeps(kb, H, Z, n):
+def real_qr_sweeps(kb, H, Z, n):
     """Lines taking the real Hessenberg H (offset `_o`) to the real Schur form by LAPACK
     ?lahqr's double-shift steps, 2 x 2 blocks standardised, Z accumulating; `_fin` false
     after if they did not converge."""
@@ -411,7 +411,7 @@ def _real_qr_sweeps(kb, H, Z, n):
         kb.line("_i = _l - 1")
 
 
-def _nan_out(kb, outs):
+def nan_out(kb, outs):
     """Lines writing NaN into matrix `_b` of each (name, elements per matrix, complex)."""
     for name, size, cplx in outs:
         with kb.block(f"for _t in range({size}):"):
@@ -419,14 +419,17 @@ def _nan_out(kb, outs):
                     + ("complex(math.nan, math.nan)" if cplx else "math.nan"))
 
 
-def _complex_schur(kb, A, H, Z, TAU, n):
-    """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`."""
+def complex_schur(kb, A, H, Z, TAU, n, prepare=None):
+    """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`.
+    `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's balancing)."""
     kb.line(f"_o = _b * {n * n}")
-    _load(kb, H, A, n, "complex")
+    load_matrix(kb, H, A, n, "complex")
     with kb.block("if _fin:"):
-        _hessenberg(kb, H, TAU, f"_b * {n} + _j", n, _Math(True))
-        _form_q(kb, H, TAU, Z, n, _Math(True))
-        _qr_sweeps(kb, H, Z, n)
+        if prepare is not None:
+            prepare(kb)
+        reduce_hessenberg(kb, H, TAU, f"_b * {n} + _j", n, Math(True))
+        form_q(kb, H, TAU, Z, n, Math(True))
+        complex_qr_sweeps(kb, H, Z, n)
 
 
 def _temps(n):
@@ -446,21 +449,21 @@ def _hessenberg_cuda(em, eqn):
         return
     a = eqn.invars[0]
     n, batch = a.aval.shape[-1], _batch(a.aval.shape)
-    m = _Math(np.dtype(a.aval.dtype).kind == "c")
+    m = Math(np.dtype(a.aval.dtype).kind == "c")
     sdt = _C128 if m.cplx else _F64
 
     def body(kb, names, bufs):
         A, P, T = names
         H, W = bufs["H"], bufs["tau"]
         kb.line(f"_o = _b * {n * n}")
-        _load(kb, H, A, n, "complex" if m.cplx else "float")
-        _hessenberg(kb, H, W, f"_b * {n} + _j", n, m)
+        load_matrix(kb, H, A, n, "complex" if m.cplx else "float")
+        reduce_hessenberg(kb, H, W, f"_b * {n} + _j", n, m)
         with kb.block(f"for _t in range({n * n}):"):
             kb.line(f"{P}[_o + _t] = {H}[_o + _t]")
         with kb.block(f"for _j in range({n - 1}):"):
             kb.line(f"{T}[_b * {n - 1} + _j] = {W}[_b * {n} + _j]")
 
-    _per_matrix(em, eqn, f"hessenberg of {a.aval.str_short()} (Householder, one thread per "
+    per_matrix(em, eqn, f"hessenberg of {a.aval.str_short()} (Householder, one thread per "
                 "matrix)", batch, body, [("H", n * n, sdt), ("tau", n, sdt)])
 
 
@@ -479,15 +482,15 @@ def _schur_cuda(em, eqn):
         H, Z = bufs["H"], bufs["Z"]
         if real:
             kb.line(f"_o = _b * {n * n}")
-            _load(kb, H, A, n, "float")
+            load_matrix(kb, H, A, n, "float")
             with kb.block("if _fin:"):
-                _hessenberg(kb, H, bufs["tau"], f"_b * {n} + _j", n, _Math(False))
-                _form_q(kb, H, bufs["tau"], Z, n, _Math(False))
-                _real_qr_sweeps(kb, H, Z, n)
+                reduce_hessenberg(kb, H, bufs["tau"], f"_b * {n} + _j", n, Math(False))
+                form_q(kb, H, bufs["tau"], Z, n, Math(False))
+                real_qr_sweeps(kb, H, Z, n)
         else:
-            _complex_schur(kb, A, H, Z, bufs["tau"], n)
+            complex_schur(kb, A, H, Z, bufs["tau"], n)
         with kb.block("if not _fin:"):
-            _nan_out(kb, [(T, n * n, not real), (Zo, n * n, not real)])
+            nan_out(kb, [(T, n * n, not real), (Zo, n * n, not real)])
             kb.line("continue")
         below = f"_t // {n} <= _t % {n} + {1 if real else 0}"
         with kb.block(f"for _t in range({n * n}):"):
@@ -496,7 +499,7 @@ def _schur_cuda(em, eqn):
 
     how = "double-shift" if real else "complex"
     temps = [(t, size, _F64) for t, size, _ in _temps(n)] if real else _temps(n)
-    _per_matrix(em, eqn, f"schur of {a.aval.str_short()} ({how} QR sweeps, one thread per "
+    per_matrix(em, eqn, f"schur of {a.aval.str_short()} ({how} QR sweeps, one thread per "
                 "matrix)", batch, body, temps)
 
 
@@ -515,9 +518,9 @@ def _sqrtm_cuda(em, eqn):
         A, S = names
         H, Z, W = bufs["H"], bufs["Z"], bufs["W"]
         at = (lambda M, i, j: f"{M}[_o + ({i}) * {n} + {j}]")
-        _complex_schur(kb, A, H, Z, bufs["tau"], n)
+        complex_schur(kb, A, H, Z, bufs["tau"], n)
         with kb.block("if not _fin:"):
-            _nan_out(kb, [(S, n * n, True)])
+            nan_out(kb, [(S, n * n, True)])
             kb.line("continue")
         kb.line("_tol = -1.0")
         if real:          # a real matrix's eigenvalue negative up to rounding: i sqrt(|re|)
@@ -548,7 +551,7 @@ def _sqrtm_cuda(em, eqn):
                     kb.line(f"_v += {at(Z, '_i', '_k')} * {at(W, '_k', '_j')}")
                 kb.line(f"{S}[_o + _i * {n} + _j] = _v")
 
-    _per_matrix(em, eqn, f"sqrtm of {a.aval.str_short()} (complex Schur, one thread per "
+    per_matrix(em, eqn, f"sqrtm of {a.aval.str_short()} (complex Schur, one thread per "
                 "matrix)", batch, body, _temps(n) + [("W", n * n, _C128)])
 
 

@@ -1,8 +1,8 @@
 """CUDA rules of the factorisations through cuSOLVER (xforms/kernels/cuda/vendor/): cholesky and
 lu on a GPU where the library is installed and the matrices are not small (vendor.SOLVER_MIN_N;
-else the one-block-per-matrix kernels of ops/linalg.py), and qr, eigh and svd, which have no
-kernel of ours for complex matrices (real ones: ops/jacobi.py), and eig: on the simulator, or
-without cuSOLVER, those raise a LoweringError naming themselves.
+else the one-block-per-matrix kernels of ops/linalg.py), and qr, eigh, svd and eig at every
+size; on the simulator, or without cuSOLVER, those four run in our one-thread-per-matrix
+kernels (ops/jacobi.py: eigh, svd, qr; ops/eig.py: eig), real and complex.
 
 cuSOLVER computes on column-major matrices in place (vendor/solver_map.py).  Our row-major
 matrix A lies in memory as the column-major A^T, which each rule uses where it can:
@@ -37,21 +37,17 @@ import numpy as np
 
 from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.printer.ops import OutLoop
-from ..cuda.printer.kernel_builder import unsupported
 from ..cuda.vendor import solver_for
 from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
                                       svd_shape)
 from . import jacobi
+from .eig import eig as own_eig
 from .linalg import cholesky_cuda, lu_cuda, nan_literal, perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
 
 _I32 = np.dtype(np.int32)
-_NO_LIBRARY = ("no CUDA kernel computes it here (ours take real matrices, and eig none): it "
-               "runs through NVIDIA's cuSOLVER, on a GPU where the library is installed (pip "
-               "install nvidia-cusolver)")
-
 
 def _batch(shape):
     return int(np.prod(shape[:-2], dtype=np.int64))
@@ -142,10 +138,11 @@ def _lu(em, eqn):
     kb.launch(max(1, min(-(-batch // em.spec.block), em.spec.max_blocks)), em.spec.block)
 
 
-# ---- qr, eigh, svd: the library only ---------------------------------------------------------
-def _library_only(own=None):
-    """A rule through cuSOLVER; without it `own` (ops/jacobi.py's kernel: real matrices)
-    where there is one, else a LoweringError naming the library."""
+# ---- qr, eigh, svd, eig: the library, else our kernels ---------------------------------------
+def _library_or(own):
+    """A rule through cuSOLVER; without it (the simulator, a GPU without the library), or
+    for matrices of order below vendor.SPECTRAL_MIN_N, `own`, our one-thread-per-matrix
+    kernel (ops/jacobi.py, ops/eig.py)."""
     def wrap(rule):
         def checked(em, eqn):
             em.check_dtypes(eqn)
@@ -157,12 +154,9 @@ def _library_only(own=None):
                     if v.aval.size:
                         _eye(em, eqn, v)
                 return
-            emit = rule
-            if solver_for(em.spec, a.aval.dtype) is None:
-                # no cuSOLVER (the simulator, a GPU without it): our kernel where we have one
-                if own is None or not jacobi.takes(a.aval.dtype):
-                    raise unsupported(eqn, _NO_LIBRARY)
-                emit = own
+            order = max(a.aval.shape[-2:])
+            lib = solver_for(em.spec, a.aval.dtype, order, spectral=True)
+            emit = rule if lib is not None else own
             emit(em, eqn, a, _batch(a.aval.shape), np.dtype(a.aval.dtype))
         return checked
     return wrap
@@ -179,7 +173,7 @@ def _eye(em, eqn, out):
     loop.launch()
 
 
-@_library_only(jacobi.qr)
+@_library_or(jacobi.qr)
 def _qr(em, eqn, a, batch, dt):
     q, r = eqn.outvars
     m, n = a.aval.shape[-2:]
@@ -198,7 +192,7 @@ def _qr(em, eqn, a, batch, dt):
           _rowmajor(m * kq, kq), _colmajor(stride, m))
 
 
-@_library_only(jacobi.eigh)
+@_library_or(jacobi.eigh)
 def _eigh(em, eqn, a, batch, dt):
     v, w = eqn.outvars
     n = a.aval.shape[-1]
@@ -217,7 +211,7 @@ def _eigh(em, eqn, a, batch, dt):
           _rowmajor(n, n), _rowmajor(n, n), info=info)
 
 
-@_library_only(jacobi.svd)
+@_library_or(jacobi.svd)
 def _svd(em, eqn, a, batch, dt):
     m, n = a.aval.shape[-2:]
     k = min(m, n)
@@ -251,7 +245,7 @@ def _svd(em, eqn, a, batch, dt):
           _rowmajor(k, k), _rowmajor(k, k), info=info)
 
 
-@_library_only()
+@_library_or(own_eig)
 def _eig(em, eqn, a, batch, dt):
     w, vs = eqn.outvars[0], eqn.outvars[1:]
     n = a.aval.shape[-1]

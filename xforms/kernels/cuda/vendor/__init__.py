@@ -3,7 +3,7 @@ the simulator) the backend keeps its own kernels.
 
     gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
     fft_call(spec, kind, xshape, dtype, fft_lengths)    # likewise for lax.fft
-    solver_for(spec, dtype)                             # the bound cuSOLVER for this, or None
+    solver_for(spec, dtype, n)                          # the bound cuSOLVER for this, or None
     blas(), fft(), solver()        # the bound cuBLAS / cuFFT / cuSOLVER, or None (absence
                                    # logged once)
 
@@ -49,6 +49,11 @@ FFT_MIN_POINTS = 4096
 # kernels (ops/linalg.py), which take a whole batch in one launch where cuSOLVER is called
 # once per matrix; an estimate until measured on hardware (XFORMS_CUDA_SOLVER_MIN_N).
 SOLVER_MIN_N = 64
+# qr, eigh, svd and eig of matrices of lower order (the larger side) than this run in our
+# one-thread-per-matrix kernels (ops/jacobi.py, ops/eig.py), which also compute them where
+# cuSOLVER is absent; 0, the library at every size, until gpu_vendor_sweep.py's eig rows
+# (`--families eig`) measure where they lose (XFORMS_CUDA_SPECTRAL_MIN_N overrides).
+SPECTRAL_MIN_N = 0
 # A product in a loop that can otherwise run as one launch (cuda/printer/block_loop.py: an
 # LSTM's scan, 32 x 128 x 512 a step) stays in the tile kernel, fused into that launch,
 # while what the tile kernel loses to cuBLAS on it is less than what a host-driven step
@@ -129,19 +134,20 @@ def solver():
     return _library("cusolver", Cusolver)
 
 
-def solver_for(spec, dtype, n=None):
+def solver_for(spec, dtype, n=None, spectral=False):
     """The bound cuSOLVER where it computes a factorisation of `dtype` on this device, else
     None: on the simulator (`spec.vendor` false), for dtypes it does not take, when the
-    library is absent, or -- for a primitive that has its own kernel, whose matrices' order
-    `n` is given -- below SOLVER_MIN_N.
+    library is absent, or -- matrices of order `n` -- below SOLVER_MIN_N (cholesky, lu) or
+    SPECTRAL_MIN_N (`spectral`: qr, eigh, svd, eig).
 
-        solver_for(device_spec(), np.float64)            # qr, eigh, svd: no kernel of ours
-        solver_for(device_spec(), np.float64, n=8)       # cholesky, lu of 8 x 8 matrices
+        solver_for(device_spec(), np.float64, n=8)                 # cholesky, lu of 8 x 8
+        solver_for(device_spec(), np.float64, n=8, spectral=True)  # qr, eigh, svd, eig
     """
     if not spec.vendor or not takes(dtype):
         return None
-    if n is not None and n < config.cuda_vendor_threshold("XFORMS_CUDA_SOLVER_MIN_N",
-                                                          SOLVER_MIN_N):
+    rule = ("XFORMS_CUDA_SPECTRAL_MIN_N", SPECTRAL_MIN_N) if spectral else \
+        ("XFORMS_CUDA_SOLVER_MIN_N", SOLVER_MIN_N)
+    if n is not None and n < config.cuda_vendor_threshold(*rule):
         return None
     return solver()
 
