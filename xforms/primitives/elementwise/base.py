@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ...core import trace as core
+from ...core.eager import kernels as eager_kernels
 from ...core.avals import ShapedArray, is_inexact
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.facts import ELEMENTWISE, declare
@@ -51,6 +52,10 @@ def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
     if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
         facts.setdefault("ufunc", impl)
+    elif accept is None or accept(np.dtype(np.complex64)):   # (a ufunc is one pass already)
+        impl = _compiled_when_complex(p, impl)
+        if facts.get("into") is not None:
+            facts["into"] = _compiled_into_when_complex(p, facts["into"])
     facts.setdefault("numpy_fn", impl)  # called directly by the eager loop evaluator
     declare(p, ELEMENTWISE, **facts)
     if out_dtype is not None and not callable(out_dtype):
@@ -61,6 +66,32 @@ def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     impl_rules[p] = _one_result(impl)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
+
+
+def _compiled_when_complex(p, impl):
+    """`impl`, whose complex operands a compiled kernel takes once there is one
+    (xforms/core/eager/kernels.py: one pass where XLA's formula is several NumPy passes)."""
+    def run(*xs, **params):
+        x = xs[0]
+        if not params and isinstance(x, np.ndarray) and x.dtype.kind == "c":
+            out = eager_kernels.run(p, xs)
+            if out is not None:
+                return out
+        return impl(*xs, **params)
+    run.__name__ = getattr(impl, "__name__", p.name)
+    run.__doc__ = impl.__doc__
+    return run
+
+
+def _compiled_into_when_complex(p, into):
+    """The `into` fact (`into(out, *xs) -> [out]`) as `_compiled_when_complex` makes the impl."""
+    def run(out, *xs):
+        x = xs[0]
+        if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+            if eager_kernels.run(p, xs, out) is not None:
+                return [out]
+        return into(out, *xs)
+    return run
 
 
 def _one_result(impl):

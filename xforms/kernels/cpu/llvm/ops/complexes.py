@@ -82,6 +82,19 @@ def takes(eqn):
     return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
+def called(eqn):
+    """The translation (`translated`) a loop calls for complex equation `eqn`, or None
+    where this module spells `eqn` itself (add, real, a compare, ...) or does not take it:
+    what the eager tier's kernels compile (xforms/kernels/cpu/llvm/eager.py).
+
+        >>> called(div_eqn).symbol          # 'xf_py_expr_...'
+    """
+    if (not takes(eqn) or eqn.prim.name in _SPELLED
+            or eqn.prim.facts.operator in _EQUALITY):
+        return None
+    return translated(eqn)
+
+
 def constant(value, ty):
     """The LLVM constant of complex `value` as pair type `ty`.
 
@@ -116,7 +129,7 @@ def emit(m, stmt):
         return
     if name == "complex":
         part = _PART[oty]
-        x, y = (fp_cast(m, m.expr(a, _ty(v)), _ty(v), part)
+        x, y = (fp_cast(m, m.expr(a, value_type(v)), value_type(v), part)
                 for a, v in zip(stmt.args, eqn.invars))
         m.bind(out, pair(m, oty, x, y))
         return
@@ -184,7 +197,7 @@ def _call(m, stmt, fn):
     definitions added to the module's)."""
     args = []
     for a, v in zip(stmt.args, stmt.eqn.invars):
-        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else _ty(v)
+        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else value_type(v)
         args.append(f"{ty} {m.expr(a, ty)}")
     m.decls.update(fn.decls)
     m.decls.update(fn.texts)
@@ -269,7 +282,7 @@ def box(m, v):
 def _convert(m, arg, src, oty):
     """np.<dst>(x) of a float or complex: a float becomes the real part (imag +0.0), a
     complex's real part becomes a float; parts widen or narrow as floats do."""
-    sty = _ty(src)
+    sty = value_type(src)
     if sty in _PART and oty in _PART:
         re, im = parts(m, arg, sty)
         return pair(m, oty, fp_cast(m, re, _PART[sty], _PART[oty]),
@@ -281,7 +294,8 @@ def _convert(m, arg, src, oty):
     return fp_cast(m, re, _PART[sty], oty)
 
 
-def _ty(v):
+def value_type(v):
+    """The LLVM type of a value of `v`'s dtype: a pair or a float."""
     dt = np.dtype(v.aval.dtype)
     return TYPES.get(dt) or FLOAT_TYPES[dt]
 

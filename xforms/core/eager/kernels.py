@@ -1,0 +1,140 @@
+"""Compiled kernels for one primitive called without `jit` (issue #31): an elementwise
+primitive on complex arrays (x / y, exp, log, sqrt, |x|, ...), whose NumPy form is several
+passes of XLA's formula (xforms/primitives/complex_arith/), runs as one shape-generic loop
+compiled once per (primitive, dtypes) by the CPU backend (xforms/kernels/cpu/llvm/eager.py:
+the element function `jit`'s loops call, so both tiers give the same bits).
+
+The compiler sits above this layer: xforms/jit/backends.py installs `BUILD` (the backend's
+builder) and `START` (where the build runs: on the background compile thread of
+xforms/exec/tiered.py, `later`, while NumPy answers the calls; at once where tiering is
+off, as `jit` compiles then).  A later call waits for the build, as a tiered `jit`
+function's later call waits for its compile.  A call of fewer than MIN_ELEMENTS elements
+starts no build and waits for none (a kernel built already serves any size); a refused or
+failed build leaves the NumPy form.
+
+    out = run(div_p, (x, y))     # None: no kernel (yet); the caller computes it with NumPy
+    counts["kernel"]             # calls a kernel has answered
+"""
+import threading
+
+import numpy as np
+
+from ... import config
+
+#: [fn(prim, dtypes) -> kernel or None], the backend's builder (xforms/jit/backends.py)
+BUILD = []
+#: [fn(job)]: runs `job()` now or on the background compile thread
+START = []
+# a call this small starts no build: its NumPy passes cost microseconds
+MIN_ELEMENTS = 4096
+# calls a compiled kernel answered (tests read it: which path answered, never a timing)
+counts = {"kernel": 0}
+
+_MISSING = object()
+_kernels = {}       # (prim, dtype, ...) -> kernel, an Event while built, None: refused
+
+
+def run(prim, xs, out=None):
+    """`prim(*xs)` (written into `out` if given) by its compiled kernel, or None where
+    there is none (yet) or the operands do not fit it (the caller's NumPy form answers)."""
+    key = (prim, *(x.dtype for x in xs))
+    k = _kernels.get(key, _MISSING)
+    if k is None:
+        return None
+    if k is _MISSING or type(k) is threading.Event:
+        shape = _shape(xs)
+        if shape is None or _size(shape) < MIN_ELEMENTS or not BUILD:
+            return None
+        k = _start(key) if k is _MISSING else _wait(key, k)
+        if k is None:
+            return None
+    return _call(k, xs, out)
+
+
+def _start(key):
+    """Build the kernel of `key` (START decides where); -> it if it is ready now."""
+    if not config.eager_kernels():
+        _kernels[key] = None
+        return None
+    done = _kernels[key] = threading.Event()
+
+    def job():
+        try:
+            _kernels[key] = BUILD[0](key[0], key[1:])
+        except BaseException:    # (a failed build costs speed, never a result)
+            _kernels[key] = None
+            raise
+        finally:
+            done.set()
+    START[0](job)
+    k = _kernels.get(key)
+    return None if type(k) is threading.Event else k
+
+
+def _wait(key, done):
+    """A later call waits for the build, as a later call of a tiered `jit` function waits
+    for its compile (xforms/exec/tiered.py: at most XFORMS_TIERED_WAIT s), on the main
+    thread only (the compile thread itself may evaluate a complex constant)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    done.wait(config.tiered_wait())
+    k = _kernels.get(key)
+    return None if type(k) is threading.Event else k
+
+
+def _call(k, xs, out):
+    shape = _shape(xs)
+    if shape is None:
+        return None
+    if out is not None and not (out.shape == shape and out.dtype == k.out_dtype
+                                and out.flags.c_contiguous and out.flags.writeable):
+        return None
+    ops = []
+    for x in xs:
+        if not isinstance(x, np.ndarray):
+            x = np.asarray(x)
+        if x.shape != shape:            # (a rank-0 operand beside an array)
+            x = np.full(shape, x, x.dtype)
+        elif not x.flags.c_contiguous:
+            x = np.ascontiguousarray(x)
+        ops.append(x)
+    counts["kernel"] += 1
+    return k(out, *ops)
+
+
+def _shape(xs):
+    """The result's shape: the operands' one shape, rank-0 ones aside; None if they differ."""
+    shape = ()
+    for x in xs:
+        s = np.shape(x)
+        if s != ():
+            if shape != () and s != shape:
+                return None
+            shape = s
+    return shape
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def state(prim, *dtypes):
+    """"ready", "building", "refused" or "not asked" for the kernel of `prim` on `dtypes`.
+
+        >>> state(div_p, np.dtype(np.complex64), np.dtype(np.complex64))
+        'ready'
+    """
+    key = (prim, *(np.dtype(d) for d in dtypes))
+    if key not in _kernels:
+        return "not asked"
+    k = _kernels[key]
+    return ("building" if type(k) is threading.Event else "refused" if k is None
+            else "ready")
+
+
+def forget():
+    """Drop every kernel (and refusal): the next large call builds again (tests)."""
+    _kernels.clear()
