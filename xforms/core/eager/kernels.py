@@ -37,7 +37,10 @@ _kernels = {}       # (prim, dtype, ...) -> kernel, an Event while built, None: 
 def run(prim, xs, out=None):
     """`prim(*xs)` (written into `out` if given) by its compiled kernel, or None where
     there is none (yet) or the operands do not fit it (the caller's NumPy form answers)."""
-    key = (prim, *(x.dtype for x in xs))
+    try:
+        key = (prim, *(x.dtype for x in xs))
+    except AttributeError:           # (a Python scalar operand: NumPy's promotion decides)
+        return None
     k = _kernels.get(key, _MISSING)
     if k is None:
         return None

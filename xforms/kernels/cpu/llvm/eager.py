@@ -128,7 +128,7 @@ def build(prim, dtypes):
     eqn = element_eqn(prim, dtypes)
     if eqn is None or not any(complexes.is_complex(v.aval) for v in eqn.invars):
         return None
-    fn = complexes.called(eqn)
+    fn = complexes.formula(eqn)
     if fn is None:
         return None
     threaded = team.available() and team.count() > 1

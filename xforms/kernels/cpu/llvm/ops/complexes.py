@@ -82,15 +82,19 @@ def takes(eqn):
     return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
-def called(eqn):
-    """The translation (`translated`) a loop calls for complex equation `eqn`, or None
-    where this module spells `eqn` itself (add, real, a compare, ...) or does not take it:
-    what the eager tier's kernels compile (xforms/kernels/cpu/llvm/eager.py).
+def formula(eqn):
+    """The translation (`translated`) a loop calls for complex equation `eqn` where it
+    calls one of complex_arith's functions (XLA's formulas: x / y, exp, |x|, ...), else
+    None (add, real, a compare, max: spelled here or plain arithmetic): what the eager
+    tier's kernels compile (xforms/kernels/cpu/llvm/eager.py).
 
-        >>> called(div_eqn).symbol          # 'xf_py_expr_...'
+        >>> formula(div_eqn).symbol         # 'xf_py_expr_...'
     """
     if (not takes(eqn) or eqn.prim.name in _SPELLED
             or eqn.prim.facts.operator in _EQUALITY):
+        return None
+    text = expression(eqn) or ""
+    if not any(f"{name}(" in text for name in complex_arith.KERNEL_NAMES):
         return None
     return translated(eqn)
 
@@ -173,13 +177,9 @@ def translated(eqn):
 
         >>> translated(exp_eqn).symbol      # 'xf_py_expr_...': return complex_exp(a0)
     """
-    rule = get_scalar_rule(eqn.prim, "cpu")
     tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
-    if rule is None or None in tys or dtype_refused(eqn, "cpu"):
-        return None
-    try:
-        text = rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
-    except (KeyError, TypeError, ValueError):
+    text = expression(eqn)
+    if text is None or None in tys:
         return None
     key = (text, *tys)
     if key not in _translations:
@@ -190,6 +190,21 @@ def translated(eqn):
                 AttributeError):       # (what it cannot spell costs the Numba compile only)
             _translations[key] = None
     return _translations[key]
+
+
+def expression(eqn):
+    """The Python expression the Numba path prints for `eqn` (operands `a0`, `a1`, ...),
+    or None where it has none.
+
+        >>> expression(exp_eqn)             # 'np.complex64(complex_exp(a0))'
+    """
+    rule = get_scalar_rule(eqn.prim, "cpu")
+    if rule is None or dtype_refused(eqn, "cpu"):
+        return None
+    try:
+        return rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _call(m, stmt, fn):
