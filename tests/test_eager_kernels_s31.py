@@ -180,3 +180,31 @@ def test_refused_and_switched_off(monkeypatch, every_size):
     assert eager_kernels.state(exponentials.exp_p, np.complex128) == "refused"
     assert eager_kernels.counts["kernel"] == before
     eager_kernels.forget()
+
+
+_IR_DIGEST = """
+import hashlib, numpy as np
+from xforms.jit import backends
+backends.get_backend("cpu")
+from xforms.kernels.cpu.llvm import eager
+from xforms.kernels.cpu.llvm.ops import complexes
+from xforms.primitives.elementwise import exponentials, trigonometric
+for p in (exponentials.log_p, trigonometric.asin_p, exponentials.expm1_p):
+    e = eager.element_eqn(p, (np.dtype(np.complex64),))
+    print(hashlib.sha1(eager.module_text(e, complexes.formula(e), True).encode()).hexdigest())
+"""
+
+
+def test_the_kernels_ir_is_the_same_in_every_process():
+    """The IR's text keys the disk cache: translated complex_arith functions named by an
+    id() (`_single(np.float32)`) or emitted in a set's order (names joined after an `if`)
+    made every process compile log, log1p and the arc functions again, jit's loops too."""
+    import os
+    import subprocess
+    import sys
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, XFORMS_PRELOAD="0")
+        outs.append(subprocess.run([sys.executable, "-c", _IR_DIGEST], env=env, check=True,
+                                   capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1] and len(outs[0].split()) == 3

@@ -244,11 +244,15 @@ def _eager_kernel(prim, dtypes):
         return cpu.eager_kernel(prim, dtypes)
 
 
-def _start_eager_build(job):
+def _start_eager_build(job, head_start):
     """Build on the background compile thread while NumPy answers, as a tiered `jit`
-    compiles; at once where tiering is off (XFORMS_TIERED=0), as `jit` does then."""
+    compiles (after the asking call, `head_start`, at most FIRST_CALL_HEAD_START s); at
+    once where tiering is off (XFORMS_TIERED=0), as `jit` does then."""
     if tiered.enabled():
-        tiered.later(job)
+        def after_the_call():
+            head_start.wait(tiered.FIRST_CALL_HEAD_START)
+            job()
+        tiered.later(after_the_call)
     else:
         try:
             job()

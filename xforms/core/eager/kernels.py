@@ -12,7 +12,7 @@ function's later call waits for its compile.  A call of fewer than MIN_ELEMENTS 
 starts no build and waits for none (a kernel built already serves any size); a refused or
 failed build leaves the NumPy form.
 
-    out = run(div_p, (x, y))     # None: no kernel (yet); the caller computes it with NumPy
+    out = run(div_p, (x, y), lambda: numpy_divide(x, y))   # the kernel's, or NumPy's
     counts["kernel"]             # calls a kernel has answered
 """
 import threading
@@ -23,7 +23,8 @@ from ... import config
 
 #: [fn(prim, dtypes) -> kernel or None], the backend's builder (xforms/jit/backends.py)
 BUILD = []
-#: [fn(job)]: runs `job()` now or on the background compile thread
+#: [fn(job, head_start)]: runs `job()` now, or on the background compile thread once the
+#: Event `head_start` is set (the asking call is over)
 START = []
 # a call this small starts no build: its NumPy passes cost microseconds
 MIN_ELEMENTS = 4096
@@ -34,32 +35,42 @@ _MISSING = object()
 _kernels = {}       # (prim, dtype, ...) -> kernel, an Event while built, None: refused
 
 
-def run(prim, xs, out=None):
-    """`prim(*xs)` (written into `out` if given) by its compiled kernel, or None where
-    there is none (yet) or the operands do not fit it (the caller's NumPy form answers)."""
+def run(prim, xs, numpy_form, out=None):
+    """`prim(*xs)` by its compiled kernel (written into `out` if given), or `numpy_form()`
+    where there is none (yet) or the operands do not fit it."""
     try:
         key = (prim, *(x.dtype for x in xs))
     except AttributeError:           # (a Python scalar operand: NumPy's promotion decides)
-        return None
+        return numpy_form()
     k = _kernels.get(key, _MISSING)
-    if k is None:
-        return None
     if k is _MISSING or type(k) is threading.Event:
         shape = _shape(xs)
         if shape is None or _size(shape) < MIN_ELEMENTS or not BUILD:
-            return None
-        k = _start(key) if k is _MISSING else _wait(key, k)
-        if k is None:
-            return None
-    return _call(k, xs, out)
+            return numpy_form()
+        if k is _MISSING:
+            k, head_start = _start(key)
+            if head_start is not None:     # (the build waits for this call: `_start`)
+                try:
+                    return numpy_form()
+                finally:
+                    head_start.set()
+        else:
+            k = _wait(key, k)
+    made = None if k is None else _call(k, xs, out)
+    return numpy_form() if made is None else made
 
 
 def _start(key):
-    """Build the kernel of `key` (START decides where); -> it if it is ready now."""
+    """Start building the kernel of `key` (START decides where) -> (the kernel if it is
+    ready now, else None; an Event to set when this call is over, else None): a build on
+    the compile thread waits for the call that asked for it, at most tiered's
+    FIRST_CALL_HEAD_START, as a tiered `jit` compile waits for the first call (it holds
+    the GIL while it translates: started beside the call, it slowed it 3x)."""
     if not config.eager_kernels():
         _kernels[key] = None
-        return None
-    done = _kernels[key] = threading.Event()
+        return None, None
+    done, head_start = threading.Event(), threading.Event()
+    _kernels[key] = done
 
     def job():
         try:
@@ -69,9 +80,9 @@ def _start(key):
             raise
         finally:
             done.set()
-    START[0](job)
+    START[0](job, head_start)
     k = _kernels.get(key)
-    return None if type(k) is threading.Event else k
+    return (None, head_start) if type(k) is threading.Event else (k, None)
 
 
 def _wait(key, done):
