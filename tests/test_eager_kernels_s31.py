@@ -166,6 +166,22 @@ def test_the_kernel_answers_after_warm_up():
     assert eager_kernels.counts["kernel"] == before + 3
 
 
+def test_tiered_first_call_answers_with_numpy_then_the_kernel(monkeypatch, every_size):
+    """With tiering on, the asking call (and any call while the build runs) is NumPy's;
+    the build runs on the compile thread; once built the kernel answers."""
+    monkeypatch.setenv("XFORMS_TIERED", "1")
+    eager_kernels.forget()
+    x = _random(np.complex128, 300)
+    before = eager_kernels.counts["kernel"]
+    first = np.asarray(lax.sqrt(x))
+    assert eager_kernels.counts["kernel"] == before
+    eager_kernels.wait_built(60)
+    assert eager_kernels.state(powers.sqrt_p, np.complex128) == "ready"
+    again = np.asarray(lax.sqrt(x))
+    assert eager_kernels.counts["kernel"] == before + 1
+    _near(again, first, np.complex128)
+
+
 def test_refused_and_switched_off(monkeypatch, every_size):
     """Complex add is NumPy's one pass (no kernel is built: it answers); with
     XFORMS_EAGER_KERNELS=0 no kernel is built and NumPy's forms answer."""

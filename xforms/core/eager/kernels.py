@@ -7,10 +7,11 @@ the element function `jit`'s loops call, so both tiers give the same bits).
 The compiler sits above this layer: xforms/jit/backends.py installs `BUILD` (the backend's
 builder) and `START` (where the build runs: on the background compile thread of
 xforms/exec/tiered.py, `later`, while NumPy answers the calls; at once where tiering is
-off, as `jit` compiles then).  A later call waits for the build, as a tiered `jit`
-function's later call waits for its compile.  A call of fewer than MIN_ELEMENTS elements
-starts no build and waits for none (a kernel built already serves any size); a refused or
-failed build leaves the NumPy form.
+off, as `jit` compiles then); NumPy answers every call until the kernel is built (a later
+call does not wait: the build's first part imports the compiler, ~0.25 s of CPU, which a
+script of two or three such calls would not win back).  A call of fewer than MIN_ELEMENTS
+elements starts no build (a kernel built already serves any size); a refused or failed
+build leaves the NumPy form.
 
     out = run(div_p, (x, y), lambda: numpy_divide(x, y))   # the kernel's, or NumPy's
     counts["kernel"]             # calls a kernel has answered
@@ -47,15 +48,14 @@ def run(prim, xs, numpy_form, out=None):
         shape = _shape(xs)
         if shape is None or _size(shape) < MIN_ELEMENTS or not BUILD:
             return numpy_form()
-        if k is _MISSING:
-            k, head_start = _start(key)
-            if head_start is not None:     # (the build waits for this call: `_start`)
-                try:
-                    return numpy_form()
-                finally:
-                    head_start.set()
-        else:
-            k = _wait(key, k)
+        if type(k) is threading.Event:     # (being built: NumPy answers meanwhile)
+            return numpy_form()
+        k, head_start = _start(key)
+        if head_start is not None:         # (the build waits for this call: `_start`)
+            try:
+                return numpy_form()
+            finally:
+                head_start.set()
     made = None if k is None else _call(k, xs, out)
     return numpy_form() if made is None else made
 
@@ -85,15 +85,16 @@ def _start(key):
     return (None, head_start) if type(k) is threading.Event else (k, None)
 
 
-def _wait(key, done):
-    """A later call waits for the build, as a later call of a tiered `jit` function waits
-    for its compile (xforms/exec/tiered.py: at most XFORMS_TIERED_WAIT s), on the main
-    thread only (the compile thread itself may evaluate a complex constant)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    done.wait(config.tiered_wait())
-    k = _kernels.get(key)
-    return None if type(k) is threading.Event else k
+def wait_built(timeout=None):
+    """Wait for the builds started so far (at most `timeout` s each; None: no limit), as
+    `jit(f).wait_compiled()` waits for a tiered compile: what a benchmark calls before it
+    times the steady state (benchmarks/workloads/eager.py).
+
+        >>> xnp.exp(z); wait_built(); state(exp_p, z.dtype)      # 'ready'
+    """
+    for k in list(_kernels.values()):
+        if type(k) is threading.Event:
+            k.wait(timeout)
 
 
 def _call(k, xs, out):
