@@ -141,6 +141,13 @@ def llvm_kernels():
     return _flag("XFORMS_LLVM_KERNELS", "1")
 
 
+def eager_kernels():
+    """XFORMS_EAGER_KERNELS=0: un-jitted complex operations keep their NumPy formulas; by
+    default a large one compiles one shape-generic kernel per primitive and dtypes
+    (xforms/core/eager/kernels.py; off with XFORMS_LLVM_KERNELS=0 too).  Read per new kernel."""
+    return _flag("XFORMS_EAGER_KERNELS", "1") and llvm_kernels()
+
+
 def vector_width():
     """XFORMS_VECTOR_WIDTH: "auto" (default: 512-bit vectors in compiled CPU kernels where
     the CPU has AVX-512, xforms/kernels/numba_fixes/vector_width.py), a width in bits (128, 256, 512), or

@@ -466,7 +466,11 @@ def _plan(jaxpr, reuse=True):
                     for a in e.invars)
         for v in e.outvars:
             slot[v], n = n, n + 1
-        steps.append((impl_rules[e.prim], ins, e.params,
+        rule = impl_rules[e.prim]
+        if getattr(rule, "real", None) is not None and not any(
+                a.aval.dtype.kind == "c" for a in e.invars):
+            rule = rule.real         # (no complex operand: no kernel to check for)
+        steps.append((rule, ins, e.params,
                       tuple((slot[v], v.aval.dtype) for v in e.outvars)))
     if reuse_buffers and reuse:
         steps = eager_reuse.rewrite(jaxpr, steps, slot)

@@ -20,15 +20,19 @@ from typing import Callable, NamedTuple, Optional
 from .. import config
 from ..core import jit_switch, trace as core
 from ..core.avals import is_device_array
+from ..core.eager import kernels as eager_kernels
 from ..errors import BackendError
 from ..exec import tiered
 
 
 class Backend(NamedTuple):
-    """A registered backend: compile IR, copy arrays to it, say whether it can run here."""
+    """A registered backend: compile IR, copy arrays to it, say whether it can run here,
+    and build the eager tier's compiled kernel of one primitive (`eager_kernel(prim,
+    dtypes) -> kernel or None`, xforms/core/eager/kernels.py)."""
     compile: Callable
     device_put: Optional[Callable] = None
     available: Callable = lambda: True
+    eager_kernel: Optional[Callable] = None
 
 
 _backends = {}     # name -> Backend
@@ -39,8 +43,8 @@ def register_backend(name, compile_fn, device_put=None, available=None):
     _backends[name] = _backend(compile_fn, device_put, available)
 
 
-def _backend(compile_fn, device_put=None, available=None):
-    return Backend(compile_fn, device_put, available or (lambda: True))
+def _backend(compile_fn, device_put=None, available=None, eager_kernel=None):
+    return Backend(compile_fn, device_put, available or (lambda: True), eager_kernel)
 
 
 def get_backend(name):
@@ -228,6 +232,36 @@ class _Interpreted:
 
 
 register_backend("interpret", lambda closed, options: _Interpreted(closed))
+
+
+def _eager_kernel(prim, dtypes):
+    """The CPU backend's eager kernel of `prim` on `dtypes` (None: it has none), built
+    under the compile thread's exit guard (tiered.step)."""
+    cpu = get_backend("cpu")
+    if cpu is None or cpu.eager_kernel is None:
+        return None
+    with tiered.step():
+        return cpu.eager_kernel(prim, dtypes)
+
+
+def _start_eager_build(job, head_start):
+    """Build on the background compile thread while NumPy answers, as a tiered `jit`
+    compiles (after the asking call, `head_start`, at most FIRST_CALL_HEAD_START s); at
+    once where tiering is off (XFORMS_TIERED=0), as `jit` does then."""
+    if tiered.enabled():
+        def after_the_call():
+            head_start.wait(tiered.FIRST_CALL_HEAD_START)
+            job()
+        tiered.later(after_the_call)
+    else:
+        try:
+            job()
+        except Exception:
+            pass            # (the NumPy form answers: a failed build costs speed only)
+
+
+eager_kernels.BUILD.append(_eager_kernel)
+eager_kernels.START.append(_start_eager_build)
 
 
 def data_backend(leaves):

@@ -16,6 +16,7 @@ from .runtime import threads  # noqa: F401  (its spin settings, before any libra
 from .loops import lower_bitwise  # noqa: F401  (scalar rules of the bit shifts)
 from .cpu import backend as _cpu
 from .cpu.backend import CpuExecutable, compile_cpu
+from .cpu.llvm import eager as _eager
 from . import cuda as _cuda  # (numba.cuda loads lazily)
 from .codegen import NUMBA_SETUP
 
@@ -28,6 +29,7 @@ NUMBA_SETUP.append(_op_rules)   # (after the CPU backend's step, which imports N
 
 
 #: name -> keyword arguments of `xforms.jit.register_backend`, read by `xforms.jit`
-BACKENDS = {"cpu": {"compile_fn": compile_cpu}, "cuda": _cuda.BACKEND}
+BACKENDS = {"cpu": {"compile_fn": compile_cpu, "eager_kernel": _eager.build},
+            "cuda": _cuda.BACKEND}
 
 __all__ = ["BACKENDS", "compile_cpu", "CpuExecutable"]

@@ -119,7 +119,10 @@ def _special(b, e, ins):
         # and its scalar integer arithmetic warns on overflow (the ufunc wraps silently)
         if facts.operator and same and var_in and out.dtype.kind == "f":
             return _operator(facts.operator, ins)
-        b.lines.append(f"_t = {b.const(facts.numpy_fn, '_u')}({', '.join(ins)})")
+        fn = facts.numpy_fn           # (real operands: the NumPy form, no kernel check)
+        if not any(a.dtype.kind == "c" for a in in_avals):
+            fn = getattr(fn, "numpy_form", fn)
+        b.lines.append(f"_t = {b.const(fn, '_u')}({', '.join(ins)})")
         b._check("_t", out.dtype)
         return "_t"
     x = ins[0] if ins else None

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from ...core import trace as core
+from ...core.eager import kernels as eager_kernels
 from ...core.avals import ShapedArray, is_inexact
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.facts import ELEMENTWISE, declare
@@ -51,6 +52,10 @@ def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
     if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
         facts.setdefault("ufunc", impl)
+    elif accept is None or accept(np.dtype(np.complex64)):   # (a ufunc is one pass already)
+        impl = _compiled_when_complex(p, impl)
+        if facts.get("into") is not None:
+            facts["into"] = _compiled_into_when_complex(p, facts["into"])
     facts.setdefault("numpy_fn", impl)  # called directly by the eager loop evaluator
     declare(p, ELEMENTWISE, **facts)
     if out_dtype is not None and not callable(out_dtype):
@@ -58,16 +63,55 @@ def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     abstract_eval_rules[p] = lambda *avals, **params: elementwise_aval(
         name, avals, out_dtype if out_dtype is None or not callable(out_dtype)
         else out_dtype(avals[0].dtype), accept)
-    impl_rules[p] = _one_result(impl)
+    impl_rules[p] = _one_result(impl, p)
     (defvectorized if nargs == 1 else defbroadcasting)(p)
     return p
 
 
-def _one_result(impl):
+def _compiled_when_complex(p, impl):
+    """`impl`, whose complex operands a compiled kernel takes once there is one
+    (xforms/core/eager/kernels.py: one pass where XLA's formula is several NumPy passes)."""
+    def run(*xs, **params):
+        x = xs[0]
+        if not params and isinstance(x, np.ndarray) and x.dtype.kind == "c":
+            return eager_kernels.run(p, xs, lambda: impl(*xs))
+        return impl(*xs, **params)
+    run.__name__ = getattr(impl, "__name__", p.name)
+    run.__doc__ = impl.__doc__
+    run.numpy_form = impl           # (the NumPy passes alone: tests compare the two)
+    return run
+
+
+def _compiled_into_when_complex(p, into):
+    """The `into` fact (`into(out, *xs) -> [out]`) as `_compiled_when_complex` makes the impl."""
+    def run(out, *xs):
+        x = xs[0]
+        if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+            return [eager_kernels.run(p, xs, lambda: into(out, *xs)[0], out)]
+        return into(out, *xs)
+    return run
+
+
+def _one_result(impl, p=None):
     """The impl rule of a primitive computed by `impl` (one result), which it keeps as
-    `single_result`: core's generated plans call that directly."""
-    rule = lambda *xs, **params: [impl(*xs, **params)]   # noqa: E731
+    `single_result`: core's generated plans call that directly.  An impl that complex
+    operands send to their kernel (`_compiled_when_complex`) makes a rule that checks
+    for them in its own frame, and keeps the plain rule as `real`, which plans of real
+    operands call (core/trace.py `_plan`): a frame more cost 0.25 us a call, 2-5% of the
+    un-jitted RNN gradient."""
+    raw = getattr(impl, "numpy_form", None)
+    if raw is None:
+        rule = lambda *xs, **params: [impl(*xs, **params)]   # noqa: E731
+        rule.single_result = impl
+        return rule
+
+    def rule(*xs, **params):
+        x = xs[0]
+        if not params and isinstance(x, np.ndarray) and x.dtype.kind == "c":
+            return [eager_kernels.run(p, xs, lambda: raw(*xs))]
+        return [raw(*xs, **params)]
     rule.single_result = impl
+    rule.real = _one_result(raw)
     return rule
 
 

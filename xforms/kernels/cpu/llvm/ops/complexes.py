@@ -82,6 +82,23 @@ def takes(eqn):
     return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
+def formula(eqn):
+    """The translation (`translated`) a loop calls for complex equation `eqn` where it
+    calls one of complex_arith's functions (XLA's formulas: x / y, exp, |x|, ...), else
+    None (add, real, a compare, max: spelled here or plain arithmetic): what the eager
+    tier's kernels compile (xforms/kernels/cpu/llvm/eager.py).
+
+        >>> formula(div_eqn).symbol         # 'xf_py_expr_...'
+    """
+    if (not takes(eqn) or eqn.prim.name in _SPELLED
+            or eqn.prim.facts.operator in _EQUALITY):
+        return None
+    text = expression(eqn) or ""
+    if not any(f"{name}(" in text for name in complex_arith.KERNEL_NAMES):
+        return None
+    return translated(eqn)
+
+
 def constant(value, ty):
     """The LLVM constant of complex `value` as pair type `ty`.
 
@@ -116,7 +133,7 @@ def emit(m, stmt):
         return
     if name == "complex":
         part = _PART[oty]
-        x, y = (fp_cast(m, m.expr(a, _ty(v)), _ty(v), part)
+        x, y = (fp_cast(m, m.expr(a, value_type(v)), value_type(v), part)
                 for a, v in zip(stmt.args, eqn.invars))
         m.bind(out, pair(m, oty, x, y))
         return
@@ -160,13 +177,9 @@ def translated(eqn):
 
         >>> translated(exp_eqn).symbol      # 'xf_py_expr_...': return complex_exp(a0)
     """
-    rule = get_scalar_rule(eqn.prim, "cpu")
     tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
-    if rule is None or None in tys or dtype_refused(eqn, "cpu"):
-        return None
-    try:
-        text = rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
-    except (KeyError, TypeError, ValueError):
+    text = expression(eqn)
+    if text is None or None in tys:
         return None
     key = (text, *tys)
     if key not in _translations:
@@ -179,12 +192,27 @@ def translated(eqn):
     return _translations[key]
 
 
+def expression(eqn):
+    """The Python expression the Numba path prints for `eqn` (operands `a0`, `a1`, ...),
+    or None where it has none.
+
+        >>> expression(exp_eqn)             # 'np.complex64(complex_exp(a0))'
+    """
+    rule = get_scalar_rule(eqn.prim, "cpu")
+    if rule is None or dtype_refused(eqn, "cpu"):
+        return None
+    try:
+        return rule(_Ctx(eqn), *(f"a{k}" for k in range(len(eqn.invars))))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _call(m, stmt, fn):
     """A call of translation `fn` on `stmt`'s operands -> the result's name (the
     definitions added to the module's)."""
     args = []
     for a, v in zip(stmt.args, stmt.eqn.invars):
-        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else _ty(v)
+        ty = "i1" if np.dtype(v.aval.dtype) == np.dtype(bool) else value_type(v)
         args.append(f"{ty} {m.expr(a, ty)}")
     m.decls.update(fn.decls)
     m.decls.update(fn.texts)
@@ -269,7 +297,7 @@ def box(m, v):
 def _convert(m, arg, src, oty):
     """np.<dst>(x) of a float or complex: a float becomes the real part (imag +0.0), a
     complex's real part becomes a float; parts widen or narrow as floats do."""
-    sty = _ty(src)
+    sty = value_type(src)
     if sty in _PART and oty in _PART:
         re, im = parts(m, arg, sty)
         return pair(m, oty, fp_cast(m, re, _PART[sty], _PART[oty]),
@@ -281,7 +309,8 @@ def _convert(m, arg, src, oty):
     return fp_cast(m, re, _PART[sty], oty)
 
 
-def _ty(v):
+def value_type(v):
+    """The LLVM type of a value of `v`'s dtype: a pair or a float."""
     dt = np.dtype(v.aval.dtype)
     return TYPES.get(dt) or FLOAT_TYPES[dt]
 

@@ -134,10 +134,13 @@ class Body(Expressions):
             self.b = None
             return
         env = {}
-        for name in set.intersection(*(set(e) for _, e in ends)):
-            kept = {e[name] for _, e in ends}
+        # in the first path's order, never a set's: a set of names iterates by their string
+        # hashes, which differ between processes, and so did the IR, whose text keys the
+        # disk cache (every process compiled complex_arith's kernels again)
+        for name in [n for n in ends[0][1] if all(n in e for _, e in ends[1:])]:
+            kept = list(dict.fromkeys(e[name] for _, e in ends))
             if len(kept) == 1:
-                env[name] = kept.pop()
+                env[name] = kept[0]
                 continue
             t = None
             for _, ty in kept:

@@ -5,6 +5,8 @@ complex pairs, tuples as literal structs, and `Static` values known while transl
     unify(F32, I64)        # F64: float32 meets an int as float64
     const(0.5)             # (double 0.5, F64)
 """
+import re
+
 import numpy as np
 from llvmlite import ir
 
@@ -32,7 +34,7 @@ class Static(st.Type):
     object): no LLVM value; `obj` is the Python object."""
 
     def __init__(self, obj):
-        super().__init__(f"s{id(obj)}", None)
+        super().__init__(_static_name(obj), None)
         self.obj = obj
 
     def __eq__(self, other):
@@ -40,6 +42,17 @@ class Static(st.Type):
 
     def __hash__(self):
         return id(self.obj)
+
+
+def _static_name(obj):
+    """A name for the functions translated for `obj`: a type by its name, a class by its
+    qualified name, the same in every process (the IR's text keys the disk cache: `_single(np.float32)` named
+    by id() made every process compile complex log again), anything else by its id."""
+    if isinstance(obj, st.Type) and not isinstance(obj, Static):   # (`type(x)`: F32, ...)
+        return f"s_{obj.name}"
+    if isinstance(obj, type):
+        return "s" + re.sub(r"\W", "_", f"{obj.__module__}.{obj.__qualname__}")
+    return f"s{id(obj)}"
 
 
 class TypeOf(Static):

@@ -1,0 +1,226 @@
+"""The eager tier's compiled complex kernels (issue #31, session 31:
+xforms/core/eager/kernels.py, xforms/kernels/cpu/llvm/eager.py): every complex primitive
+whose element function is one of complex_arith's formulas gives, without `jit`, the bits of
+`jit` on a grid of special and ordinary parts (inf, nan, signed zeros, huge, tiny,
+denormal) for complex64 and complex128, NaNs where the NumPy forms it replaces
+(complex_arith/patching.py, division.py, ...) have them and their values to rounding
+elsewhere, JAX's values where those forms are off; and after warm-up the kernel is what
+answers (a counter, not a timing).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import xforms as xf
+from xforms import lax
+from xforms.core.eager import kernels as eager_kernels
+from xforms.primitives.elementwise import (arithmetic, exponentials, minmax, powers, rounding,
+                                            trigonometric)
+
+PARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -7.5, 1e-30, -1e30, 3e38, 1e-45, 2.0 ** -126, np.inf,
+         -np.inf, np.nan, 1e300, -1e-310, 0.9999999, 65.5, -100.0]
+# every pair of these for the binary ops
+PAIR_PARTS = [0.0, -0.0, 1.0, -7.5, 1e-30, 3e38, 1e-45, np.inf, -np.inf, np.nan, 1e300]
+
+UNARY = [exponentials.exp_p, exponentials.log_p, powers.sqrt_p, rounding.abs_p,
+         exponentials.expm1_p, exponentials.log1p_p, exponentials.exp2_p, powers.rsqrt_p,
+         rounding.sign_p, trigonometric.sin_p, trigonometric.cos_p, trigonometric.tan_p,
+         trigonometric.sinh_p, trigonometric.cosh_p, trigonometric.tanh_p,
+         trigonometric.asin_p, trigonometric.acos_p, trigonometric.atan_p,
+         trigonometric.asinh_p, trigonometric.acosh_p, trigonometric.atanh_p]
+BINARY = [arithmetic.div_p, arithmetic.mul_p, powers.pow_p]
+DTYPES = [np.complex64, np.complex128]
+
+
+def _grid(dtype, parts):
+    g = np.array(parts)
+    re, im = np.meshgrid(g, g, indexing="ij")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # (1e300 as complex64: inf, on purpose)
+        return (re + 1j * im).ravel().astype(dtype)
+
+
+def _random(dtype, n, seed=0):
+    r = np.random.default_rng(seed)
+    return (r.standard_normal(n) * np.exp(r.uniform(-8, 8, n))
+            + 1j * r.standard_normal(n) * np.exp(r.uniform(-8, 8, n))).astype(dtype)
+
+
+def _operands(prim, dtype):
+    if prim in BINARY:
+        g = _grid(dtype, PAIR_PARTS)
+        x = np.concatenate([np.repeat(g, g.size), _random(dtype, 3000)])
+        y = np.concatenate([np.tile(g, g.size), _random(dtype, 3000, seed=1)])
+        return x, y
+    return (np.concatenate([_grid(dtype, PARTS), _random(dtype, 3000)]),)
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(a.real.dtype if a.dtype.kind == "c" else a.dtype).ravel()
+
+
+def _same_up_to_nan(a, b):
+    """The same bits, except that a NaN matches any NaN (its sign and payload are no value:
+    NumPy's SIMD loops set them by an element's place in the array)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    fa, fb = _bits(a), _bits(b)
+    nan = np.isnan(fa)
+    assert np.array_equal(nan, np.isnan(fb)), np.flatnonzero(nan != np.isnan(fb))[:5]
+    bad = fa[~nan].view(np.uint8).reshape(-1, fa.itemsize) != \
+        fb[~nan].view(np.uint8).reshape(-1, fa.itemsize)
+    assert not bad.any(), np.flatnonzero(bad.any(axis=1))[:5]
+
+
+@pytest.fixture
+def every_size(monkeypatch):
+    """Kernels built for any size (the grids are smaller than MIN_ELEMENTS)."""
+    monkeypatch.setattr(eager_kernels, "MIN_ELEMENTS", 1)
+
+
+def _near(got, numpy_form, dtype):
+    """NaNs at the same places; elsewhere within rounding of the NumPy form (NumPy's ufunc
+    and XLA's formula agree to rounding there: complex_arith/patching.py), away from the
+    few elements the NumPy forms get wrong (JAX_EDGES)."""
+    g, f = np.asarray(got), np.asarray(numpy_form)
+    assert g.shape == f.shape and g.dtype == f.dtype
+    assert np.array_equal(np.isnan(_bits(g)), np.isnan(_bits(f)))
+    rtol = 3e-5 if np.dtype(dtype) == np.complex64 else 1e-12
+    tiny = np.finfo(np.dtype(dtype).char.lower()).tiny
+    with np.errstate(all="ignore"):
+        ok = np.abs(g - f) <= rtol * np.abs(f) + tiny
+    ok |= ~(np.isfinite(g) & np.isfinite(f))
+    assert ok.all(), np.flatnonzero(~ok)[:5]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("prim", UNARY + BINARY, ids=lambda p: p.name)
+def test_kernel_gives_jits_bits(prim, dtype, every_size):
+    """Eager and `jit` give the same bits (a NaN matches any NaN: LLVM's vectorised code
+    may set another sign): both call one translated formula.  The NumPy forms did not
+    (complex128 x * y differed in 791 of 35,282 parts here)."""
+    xs = _operands(prim, dtype)
+    before = eager_kernels.counts["kernel"]
+    got = np.asarray(prim.bind(*xs))
+    assert eager_kernels.state(prim, *[x.dtype for x in xs]) == "ready"
+    assert eager_kernels.counts["kernel"] == before + 1        # the kernel answered
+    jitted = xf.jit(lambda *a: prim.bind(*a), tiered=False)(*xs)
+    _same_up_to_nan(got, jitted)
+    # the ordinary values (the grid's specials aside) within rounding of the NumPy forms
+    k = -3000
+    with np.errstate(all="ignore"):
+        numpy_form = prim.facts.numpy_fn.numpy_form(*(x[k:] for x in xs))
+    _near(got[k:], numpy_form, dtype)
+
+
+# where the NumPy forms differ from JAX (and jit): JAX 0.10.2's values, recorded
+JAX_EDGES = [
+    (exponentials.expm1_p, np.complex128, [-100 + 1j], [-1 + 0j]),        # NumPy: Im 3e-44
+    (exponentials.log1p_p, np.complex64, [-1 + 1e-30j],
+     [complex(-np.inf, 1.5707964)]),                                       # NumPy: Re -69.1
+    (exponentials.log1p_p, np.complex128, [complex(-1, -1e-310)],
+     [complex(-np.inf, -1.5707963267948966)]),
+    (powers.rsqrt_p, np.complex128, [complex(-1e30, -1e-310)],
+     [6.123233995736766e-32 + 1e-15j]),                                    # NumPy: Re -0
+]
+
+
+@pytest.mark.parametrize("prim,dtype,x,want", JAX_EDGES,
+                         ids=lambda v: getattr(v, "name", None))
+def test_kernel_gives_jax_where_the_numpy_forms_do_not(prim, dtype, x, want, every_size):
+    got = np.asarray(prim.bind(np.array(x * 4, dtype)))
+    assert np.array_equal(_bits(got), _bits(np.array(want * 4, dtype)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_rank0_strided_and_written_into_operands(dtype, every_size):
+    """A rank-0 operand beside an array, a transposed (strided) one and a 2-D shape give
+    the NumPy form's values; the `into` fact (the evaluator's buffer reuse) too."""
+    x = _random(dtype, 600).reshape(20, 30)
+    y = _random(dtype, 600, seed=3).reshape(30, 20).T
+    s = np.array(_random(dtype, 1, seed=4)[0])
+    div = arithmetic.div_p.facts.numpy_fn.numpy_form
+    with np.errstate(all="ignore"):
+        for a, b in ((x, y), (s, x), (x, s)):
+            _near(lax.div(a, b), div(a, b), dtype)
+        out = np.empty_like(x)
+        assert exponentials.exp_p.facts.into(out, x)[0] is out
+        _near(out, exponentials.exp_p.facts.numpy_fn.numpy_form(x), dtype)
+
+
+def test_the_kernel_answers_after_warm_up():
+    """At the default threshold: a call of MIN_ELEMENTS complex64 elements builds the
+    kernel (at once: the suite runs with XFORMS_TIERED=0), and later calls, of any size,
+    are the kernel's; a small call alone starts nothing."""
+    x = _random(np.complex64, eager_kernels.MIN_ELEMENTS) + np.complex64(1 + 1j)
+    eager_kernels.forget()
+    lax.log(x[:10])
+    assert eager_kernels.state(exponentials.log_p, np.complex64) == "not asked"
+    before = eager_kernels.counts["kernel"]
+    lax.log(x)
+    assert eager_kernels.state(exponentials.log_p, np.complex64) == "ready"
+    lax.log(x)
+    lax.log(x[:10])
+    assert eager_kernels.counts["kernel"] == before + 3
+
+
+def test_tiered_first_call_answers_with_numpy_then_the_kernel(monkeypatch, every_size):
+    """With tiering on, the asking call (and any call while the build runs) is NumPy's;
+    the build runs on the compile thread; once built the kernel answers."""
+    monkeypatch.setenv("XFORMS_TIERED", "1")
+    eager_kernels.forget()
+    x = _random(np.complex128, 300)
+    before = eager_kernels.counts["kernel"]
+    first = np.asarray(lax.sqrt(x))
+    assert eager_kernels.counts["kernel"] == before
+    eager_kernels.wait_built(60)
+    assert eager_kernels.state(powers.sqrt_p, np.complex128) == "ready"
+    again = np.asarray(lax.sqrt(x))
+    assert eager_kernels.counts["kernel"] == before + 1
+    _near(again, first, np.complex128)
+
+
+def test_refused_and_switched_off(monkeypatch, every_size):
+    """Complex add is NumPy's one pass (no kernel is built: it answers); with
+    XFORMS_EAGER_KERNELS=0 no kernel is built and NumPy's forms answer."""
+    x = _random(np.complex128, 50)
+    before = eager_kernels.counts["kernel"]
+    lax.add(x, x)
+    lax.max(x, x)
+    assert eager_kernels.state(minmax.max_p, np.complex128, np.complex128) == "refused"
+    eager_kernels.forget()
+    monkeypatch.setenv("XFORMS_EAGER_KERNELS", "0")
+    lax.exp(x)
+    assert eager_kernels.state(exponentials.exp_p, np.complex128) == "refused"
+    assert eager_kernels.counts["kernel"] == before
+    eager_kernels.forget()
+
+
+_IR_DIGEST = """
+import hashlib, numpy as np
+from xforms.jit import backends
+backends.get_backend("cpu")
+from xforms.kernels.cpu.llvm import eager
+from xforms.kernels.cpu.llvm.ops import complexes
+from xforms.primitives.elementwise import exponentials, trigonometric
+for p in (exponentials.log_p, trigonometric.asin_p, exponentials.expm1_p):
+    e = eager.element_eqn(p, (np.dtype(np.complex64),))
+    print(hashlib.sha1(eager.module_text(e, complexes.formula(e), True).encode()).hexdigest())
+"""
+
+
+def test_the_kernels_ir_is_the_same_in_every_process():
+    """The IR's text keys the disk cache: translated complex_arith functions named by an
+    id() (`_single(np.float32)`) or emitted in a set's order (names joined after an `if`)
+    made every process compile log, log1p and the arc functions again, jit's loops too."""
+    import os
+    import subprocess
+    import sys
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, XFORMS_PRELOAD="0")
+        outs.append(subprocess.run([sys.executable, "-c", _IR_DIGEST], env=env, check=True,
+                                   capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1] and len(outs[0].split()) == 3

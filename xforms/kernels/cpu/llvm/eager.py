@@ -1,0 +1,136 @@
+"""Shape-generic kernels for the eager tier's complex operations (issue #31): one compiled
+loop per (primitive, operand dtypes) over the flattened operands, so that an un-jitted
+`x / y` of 10^6 complex64 elements is one pass of XLA's formula instead of the NumPy
+passes of xforms/primitives/complex_arith/patching.py.
+
+The element function is the one the direct LLVM path's loops call for the same equation
+(ops/complexes.py `translated`: complex_arith's scalar function, translated from its
+Python source), so eager and `jit` give the same bits.  The loop itself is written here,
+with the size, the operands' steps (1, or 0 for a rank-0 operand) and the chunk length
+as arguments: nothing depends on the shape, so a process compiles each kernel once and the
+object code is kept on disk by the engine (engine.compile_function, build/object_cache).
+Chunks run on OpenMP's team (team.py) where threads pay by the CPU paths' rule
+(chunking.threads_pay), with runtime/threads.py measuring one thread against all.
+
+    k = build(div_p, (np.dtype(np.complex64),) * 2)     # None: no translated function
+    out = k(None, x, y)                                 # x / y, XLA's values
+"""
+import ctypes
+
+import numpy as np
+
+from xforms.core.avals import ShapedArray
+from xforms.core.ir import Eqn, Var
+from xforms.core.trace import abstract_eval
+
+from ..chunking import threads_pay
+from ..loop_cost import eqn_ns
+from ...runtime import threads as runtime_threads
+from . import engine, team
+from .ops import complexes
+
+# the kernel's C signature: (out, n, chunk elements, operand pointers and steps)
+_NAME = "xf_eager"
+# threaded calls keep one AdaptiveThreads per size (its timings compare calls of one
+# size); the oldest are dropped past this many sizes
+_SIZES_KEPT = 8
+
+
+def element_eqn(prim, dtypes):
+    """An equation of `prim` on rank-1 operands of `dtypes` (what `translated` reads), or
+    None where the abstract evaluation refuses them."""
+    avals = [ShapedArray((2,), np.dtype(d)) for d in dtypes]
+    try:
+        outs = abstract_eval(prim, avals, {})
+    except (TypeError, ValueError):
+        return None
+    if len(outs) != 1:
+        return None
+    return Eqn(prim, [Var(a) for a in avals], [Var(outs[0])], {})
+
+
+def module_text(eqn, fn, threaded):
+    """LLVM IR of the kernel for equation `eqn` whose element function is translation
+    `fn`: `void xf_eager(out, n, chunk, a0, a1, ...)`, out[i] = fn(a0[i], a1[i], ...) for
+    i < n, in chunks of `chunk` elements (on the team where `threaded`)."""
+    tys = [complexes.value_type(v) for v in eqn.invars]
+    oty, k = fn.ret.llvm, len(tys)
+    slots = 5 + k                        # fn, chunks (xf_parallel's), out, n, chunk, a0, ...
+    names = ["out", "n", "chunk", *(f"a{j}" for j in range(k))]
+    kinds = ["ptr", "i64", "i64", *["ptr"] * k]
+    slot = [f"  %p{s} = getelementptr i64, ptr %ctx, i64 {s}" for s in range(2, slots)]
+    loads = [f"  %{x} = load {t}, ptr %p{s}" for s, x, t in zip(range(2, slots), names, kinds)]
+    stores = [f"  store {t} %{x}, ptr %p{s}" for s, x, t in zip(range(2, slots), names, kinds)]
+    body = [x for j, ty in enumerate(tys) for x in (
+        f"  %q{j} = getelementptr {ty}, ptr %a{j}, i64 %i", f"  %v{j} = load {ty}, ptr %q{j}")]
+    args = ", ".join(f"{ty} %v{j}" for j, ty in enumerate(tys))
+    launch = ("  call void @xf_parallel(ptr @xf_eager_chunks, ptr %ctx, i64 %nch)"
+              if threaded else "  call void @xf_eager_chunks(ptr %ctx, i64 0, i64 %nch)")
+    return "\n".join([
+        *sorted(fn.decls), *sorted(fn.texts), team.HELPERS if threaded else "",
+        "define internal void @xf_eager_chunks(ptr %ctx, i64 %c0, i64 %c1) {",
+        "entry:", *slot, *loads,
+        "  %lo = mul i64 %c0, %chunk", "  %hi0 = mul i64 %c1, %chunk",
+        "  %over = icmp sgt i64 %hi0, %n", "  %hi = select i1 %over, i64 %n, i64 %hi0",
+        "  %empty = icmp sge i64 %lo, %hi", "  br i1 %empty, label %done, label %loop",
+        "loop:", "  %i = phi i64 [%lo, %entry], [%i1, %loop]", *body,
+        f'  %r = call {oty} @"{fn.symbol}"({args})',
+        f"  %qo = getelementptr {oty}, ptr %out, i64 %i", f"  store {oty} %r, ptr %qo",
+        "  %i1 = add i64 %i, 1", "  %more = icmp slt i64 %i1, %hi",
+        "  br i1 %more, label %loop, label %done",
+        "done:", "  ret void", "}",
+        f"define void @{_NAME}({', '.join(f'{t} %{x}' for x, t in zip(names, kinds))}) {{",
+        "entry:", f"  %ctx = alloca [{slots} x i64]", *slot, *stores,
+        "  %c1 = add i64 %n, %chunk", "  %c2 = sub i64 %c1, 1",
+        "  %nch = sdiv i64 %c2, %chunk", launch, "  ret void", "}", ""])
+
+
+class EagerKernel:
+    """`kernel(out, *operands) -> out`: the compiled loop over operands of this kernel's
+    dtypes, each of the result's shape and C-contiguous; `out` (None: a new array) of the
+    result's shape and dtype, C-contiguous (it may be an operand's buffer: each element
+    is read before it is written)."""
+
+    def __init__(self, address, owner, eqn, threaded):
+        self.owner = owner                    # (keeps the machine code alive)
+        self.out_dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        self.dtypes = tuple(np.dtype(v.aval.dtype) for v in eqn.invars)
+        self.ns = eqn_ns(eqn)
+        self.threaded = threaded
+        argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        argtypes += [ctypes.c_void_p] * len(self.dtypes)
+        self.fn = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        self._adaptive = {}                  # size -> AdaptiveThreads of the threaded calls
+
+    def __call__(self, out, *xs):
+        if out is None:
+            out = np.empty(xs[0].shape, self.out_dtype)
+        n = out.size
+        args = [x.ctypes.data for x in xs]
+        pays, chunk = threads_pay(n, self.ns)
+        if not (pays and self.threaded):
+            self.fn(out.ctypes.data, n, max(n, 1), *args)
+            return out
+        run = self._adaptive.get(n)
+        if run is None:
+            if len(self._adaptive) >= _SIZES_KEPT:
+                self._adaptive.pop(next(iter(self._adaptive)))
+            run = self._adaptive[n] = runtime_threads.AdaptiveThreads(
+                self.fn, team.count(), team)
+        run(out.ctypes.data, n, chunk, *args)
+        return out
+
+
+def build(prim, dtypes):
+    """The EagerKernel of `prim` on operands of `dtypes`, or None where the direct path
+    has no translated element function for it (complex add, real parts, ...: NumPy's one
+    pass is already the whole work) or NumPy's ABI differs from what the loop assumes."""
+    eqn = element_eqn(prim, dtypes)
+    if eqn is None or not any(complexes.is_complex(v.aval) for v in eqn.invars):
+        return None
+    fn = complexes.formula(eqn)
+    if fn is None:
+        return None
+    threaded = team.available() and team.count() > 1
+    address, owner = engine.compile_function(module_text(eqn, fn, threaded), _NAME)
+    return EagerKernel(address, owner, eqn, threaded)
