@@ -134,7 +134,9 @@ ALLOWED = {
     ("special", "sici", "float16"): "Si(+-inf): jax 0.10.2's float16 NaN; SciPy's (and jax's "
                                     "float32) +-pi/2, xforms' +-1.57 (checked s30)",
     ("special", "hyp1f1", "float16"): "1F1(2; -0.5; 1.5): jax 0.10.2 -116.375; SciPy -116.5256, "
-                                      "xforms -116.5 (the nearest float16; checked s30)",
+                                      "xforms -116.5 (the nearest float16; checked s30): jax "
+                                      "sums its series in float16, xforms in float32 "
+                                      "rounded once (s31)",
     ("special", "owens_t", "int32"): "jax 0.10.2's owens_t returns float64 for int32 and "
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
