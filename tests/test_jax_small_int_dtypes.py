@@ -50,6 +50,9 @@ def test_ravel_multi_index_keeps_the_index_dtype():
     for f in (xnp.ravel_multi_index, xf.jit(xnp.ravel_multi_index, static_argnums=(1, 2))):
         r = f((np.array([1], np.int8), np.array([2], np.int8)), (3, 4), "clip")
         assert r.dtype == np.int8 and r.tolist() == [6]
+    # no dimensions: jnp.ravel_multi_index((), ()) = int64 0 (xforms: None as an object array)
+    r = xnp.ravel_multi_index((), ())
+    assert r.dtype == np.int64 and r.shape == () and int(r) == 0
     r = xnp.ravel_multi_index((np.zeros(0, np.int8), np.zeros(0, np.int8)), (3, 4))
     assert r.dtype == np.int8 and r.shape == (0,)
     with pytest.raises(ValueError, match="not an integer"):

@@ -167,5 +167,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
         term = uf.multiply(idx[k], np.int64(stride))
         out = term if out is None else uf.add(out, term)
         stride *= dims[k]
+    if out is None:                 # (no dimensions: the flat index 0, jax's)
+        from .creation import zeros
+        return zeros((), dtype)
     return convert(out, dtype)
 
