@@ -14,6 +14,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --module numpy --chunk 2/8   # the 2nd of 8 slices of its names
     python tools/jax_sweep.py --module lax --dtypes complex64,complex128 --compiled
     python tools/jax_sweep.py --module fft --tiers compiled    # the compiled tier alone
+    python tools/jax_sweep.py --module numpy --empty --dtypes float32,int8   # empty operands
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -134,7 +135,9 @@ ALLOWED = {
     ("special", "sici", "float16"): "Si(+-inf): jax 0.10.2's float16 NaN; SciPy's (and jax's "
                                     "float32) +-pi/2, xforms' +-1.57 (checked s30)",
     ("special", "hyp1f1", "float16"): "1F1(2; -0.5; 1.5): jax 0.10.2 -116.375; SciPy -116.5256, "
-                                      "xforms -116.5 (the nearest float16; checked s30)",
+                                      "xforms -116.5 (the nearest float16; checked s30): jax "
+                                      "sums its series in float16, xforms in float32 "
+                                      "rounded once (s31)",
     ("special", "owens_t", "int32"): "jax 0.10.2's owens_t returns float64 for int32 and "
                                      "float32 operands in 64-bit mode (its docstring: the "
                                      "promoted inputs' dtype, float32); xforms' float32 is that",
@@ -276,8 +279,11 @@ SEC = 60          # per call, seconds (a hang is reported as an error, not waite
 WATCHDOG = 3 * SEC  # per call, seconds: then a call blocked in C ends the process (above)
 
 
-def inputs(dtype, ndim, k):
-    """The k-th operand (0, 1, 2) of a call: fixed small values of `dtype`, rank `ndim`."""
+def inputs(dtype, ndim, k, empty=False):
+    """The k-th operand (0, 1, 2) of a call: fixed small values of `dtype`, rank `ndim`;
+    with `empty`, ranks 1 and 2 are the empty shapes (0,) and (0, 3)."""
+    if empty and ndim:
+        return np.zeros((0,) if ndim == 1 else (0, 3), dtype)
     floats = [[0.0, -1.5, 2.0, np.nan, np.inf, -np.inf, 0.5],
               [1.0, 2.0, -0.5, 0.0, 3.0, -np.inf, 0.25],
               [0.5, -2.0, 1.5, 1.0, np.nan, 2.0, -0.75]][k]
@@ -444,7 +450,7 @@ def sweep(args):
             names_checked += 1
             for dt in args.dtypes:
                 for nd in (0, 1, 2):
-                    operands = [inputs(dt, nd, k) for k in range(n)]
+                    operands = [inputs(dt, nd, k, args.empty) for k in range(n)]
                     if (mod_key, name, dt, nd) in HANGS:
                         counts["not called (jax hangs: HANGS)"] += 1
                         continue
@@ -511,6 +517,8 @@ def main():
     ap.add_argument("--tiers", type=lambda s: s.split(","), default=None,
                     help="eager,jit,compiled: the tiers called (default eager,jit, with "
                          "--compiled all three); --tiers compiled: the compiled tier alone")
+    ap.add_argument("--empty", action="store_true",
+                    help="rank-1 and rank-2 operands of shapes (0,) and (0, 3) (rank 0 kept)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.tiers is None:

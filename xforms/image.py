@@ -83,7 +83,7 @@ _KERNELS = {
 def _raw_weights(n_in, n_out, scale, translation, kernel, kernel_scale, pad):
     """Unnormalised weights, (n_in + 2 pad) x n_out, and the output's sample positions."""
     inv = 1. / scale
-    out_pos = xnp.arange(n_out, dtype=xnp.result_type(inv, float))
+    out_pos = xnp.arange(n_out, dtype=xnp.result_type(inv, np.float64))
     sample = (out_pos + 0.5) * inv - translation * inv - 0.5
     src = xnp.arange(-pad, n_in + pad, dtype=sample.dtype)
     if kernel is None:      # area: overlap of [i, i+1) with the output pixel's footprint

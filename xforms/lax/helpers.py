@@ -57,6 +57,10 @@ def broadcast(operand, sizes):
     >>> lax.broadcast(xnp.ones(3), (2,)).shape              # (2, 3)
     """
     shape = aval_of(operand).shape
+    if getattr(sizes, "dtype", None) == np.bool_ or any(isinstance(s, np.bool_)
+                                                        for s in sizes):
+        # (jax 0.10.2 refuses NumPy bools and accepts Python's True/False, ints)
+        raise TypeError(f"lax.broadcast: sizes must be integers, got {tuple(sizes)!r}")
     sizes = tuple(int(s) for s in sizes)
     dims = tuple(range(len(sizes), len(sizes) + len(shape)))
     return st.broadcast_in_dim(operand, sizes + shape, dims)

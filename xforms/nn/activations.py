@@ -188,6 +188,10 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
         mean = avg(x)
     if variance is None:
         if algorithm == "fast":
+            if xnp.iscomplexobj(x):     # (jax 0.10.2's clip refuses complex: ValueError)
+                raise ValueError("standardize: complex x with algorithm='fast' is not "
+                                 "accepted (as in JAX: its variance is clipped at 0); "
+                                 "pass algorithm='stable' or variance=")
             variance = xnp.clip(avg(x * x) - mean * mean, 0)
         elif algorithm == "stable":
             variance = avg(xnp.square(x - mean))

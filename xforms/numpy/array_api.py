@@ -136,12 +136,19 @@ def result_type(*args):
 
 
 def result_pair(*args):
-    """(dtype, weak_type) that JAX's promotion gives `args` (values, arrays or dtypes)."""
+    """(dtype, weak_type) that JAX's promotion gives `args` (values, arrays or dtypes);
+    Python's int, float and complex types are weak, as their values (jax's).
+
+        >>> result_pair(int, np.zeros(1, np.int8))        # (int8, False)
+    """
     from ._util import is_python_scalar
+
+    def weak(a):
+        return is_python_scalar(a) or any(a is t for t in (int, float, complex))
     pairs = [(np.dtype(type(a)) if is_python_scalar(a) else
               np.dtype(a) if isinstance(a, (type, np.dtype, str)) else     # (np.int32.shape)
               aval(a).dtype if hasattr(a, "shape") or isinstance(a, Tracer) else np.dtype(a),
-              is_python_scalar(a)) for a in args]
+              weak(a)) for a in args]
     return _promote(*pairs)
 
 

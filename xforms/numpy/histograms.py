@@ -68,8 +68,15 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
 
 
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
-    """histogramdd of the points (x, y) -> (H, xedges, yedges)."""
+    """histogramdd of the points (x, y) -> (H, xedges, yedges); x and y one-dimensional
+    (jax 0.10.2 refuses other ranks).
+
+        >>> histogram2d(xnp.array([0.0, 1.0]), xnp.array([1.0, 0.0]), bins=2)[0]   # [[0,1],[1,0]]
+    """
     x, y = float_of(asarray_operand(x)), float_of(asarray_operand(y))
+    if aval(x).ndim != 1 or aval(y).ndim != 1:
+        raise ValueError(f"histogram2d: x and y must be one-dimensional (as in JAX), got "
+                         f"shapes {aval(x).shape} and {aval(y).shape}")
     if isinstance(bins, (list, tuple)) and len(bins) == 2:
         b = list(bins)
     elif np.ndim(bins) == 1 and not isinstance(bins, (int, np.integer)):

@@ -145,6 +145,8 @@ def ix_(*args):
             raise ValueError("Cross index must be 1 dimensional")
         if aval(a).dtype == np.bool_:
             (a,) = nonzero(a)
+        if aval(a).shape[0] == 0:            # (an empty index is int64, as NumPy's intp)
+            a = a.astype(np.int64)
         shape = [1] * n
         shape[i] = aval(a).shape[0]
         out.append(man.reshape(a, tuple(shape)))

@@ -150,6 +150,9 @@ def heaviside(x1, x2):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN (as JAX)."""
     x, h0 = promote(x1, x2, name="heaviside", inexact=True)
     dt = aval(x).dtype
+    if dt.kind == "c":          # (jax 0.10.2: its lt refuses complex, TypeError)
+        raise TypeError(f"heaviside: complex operands ({dt}) are not accepted (as in JAX): "
+                        "complex numbers have no order")
     zero, one = convert(0, dt), convert(1, dt)
     out = uf.where(ew.lt(x, zero), zero,
                    uf.where(ew.gt(x, zero), one, uf.where(ew.eq(x, zero), h0, x)))

@@ -183,6 +183,9 @@ def vander(x, N=None, increasing=False):
     x = asarray_operand(x)
     if aval(x).ndim != 1:
         raise ValueError("vander: x must be a one-dimensional array")
+    if aval(x).dtype == np.bool_:          # (jax 0.10.2's iota refuses bool: TypeError)
+        raise TypeError("vander: x of dtype bool is not accepted (as in JAX); cast it to "
+                        "an integer or float dtype first")
     N = aval(x).shape[0] if N is None else int(N)
     from .creation import ones_like
     cols, p = [], ones_like(x)

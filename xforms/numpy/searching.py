@@ -129,10 +129,21 @@ def unravel_index(indices, shape):
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """Flat indices of coordinate arrays (mode 'clip' or 'wrap'; 'raise' needs concrete
-    values, as in JAX)."""
+    values, as in JAX), in the indices' integer dtype (jax's result_type(int, *indices)).
+
+        >>> ravel_multi_index((xnp.int8([1]), xnp.int8([2])), (3, 4))     # int8 [6]
+    """
     dims = tuple(int(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError("ravel_multi_index: one index array per dimension is needed")
+    from .array_api import result_type
+    dtype = np.dtype(dtype if dtype is not None else result_type(
+        int, *[asarray_operand(i) for i in multi_index]))
+    if dtype.kind not in "iu":
+        raise ValueError(f"ravel_multi_index: dtype={dtype} is not an integer type")
+    if int(np.prod(dims, dtype=object)) - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"ravel_multi_index: dtype={dtype} cannot hold the flat indices of "
+                         f"dims={dims}; pass dtype= (as in JAX)")
     if order not in ("C", "F"):
         raise ValueError("ravel_multi_index: order must be 'C' or 'F'")
     idx = [convert(asarray_operand(i), np.int64) for i in multi_index]
@@ -156,5 +167,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
         term = uf.multiply(idx[k], np.int64(stride))
         out = term if out is None else uf.add(out, term)
         stride *= dims[k]
-    return out if dtype is None else convert(out, dtype)
+    if out is None:                 # (no dimensions: the flat index 0, jax's)
+        from .creation import zeros
+        return zeros((), dtype)
+    return convert(out, dtype)
 

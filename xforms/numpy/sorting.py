@@ -98,10 +98,14 @@ def _kth(a, kth, ax):
 
 
 def sort_complex(a):
+    """sort(a) as complex numbers: complex128 from a 64-bit dtype, else complex64 (jax's
+    to_complex_dtype: int8 ... uint32, float16 and bool give complex64).
+
+        >>> sort_complex(xnp.array([3, 1], xnp.int8))        # complex64 [1, 3]
+    """
     a = asarray_operand(a)
     if aval(a).dtype.kind != "c":
-        a = convert(a, np.complex64 if aval(a).dtype in (np.float32, np.int32, np.bool_)
-                    else np.complex128)
+        a = convert(a, np.complex128 if aval(a).dtype.itemsize == 8 else np.complex64)
     return sort(a, axis=-1)
 
 

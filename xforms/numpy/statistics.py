@@ -147,27 +147,36 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
         dtype=None):
-    """Covariance matrix of the variables (rows, or columns when rowvar=False)."""
+    """Covariance matrix of the variables (rows, or columns when rowvar=False); jax's
+    edges: no variables give a float64 (0, 0), no observations NaN (0 / 0).
+
+        >>> cov(xnp.zeros(0))          # nan (x - mean summed over nothing / (0 - 1) was -0)
+    """
+    from .creation import full, zeros
     m = asarray_operand(m)
     if aval(m).ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     x = man.atleast_2d(float_of(m))
     if not rowvar and aval(x).shape[0] != 1:
         x = man.transpose(x)
+    if aval(x).shape[0] == 0:
+        return zeros((0, 0), np.float64)        # (jnp.array([]), whatever m's dtype)
     if y is not None:
         yy = man.atleast_2d(float_of(asarray_operand(y)))
         if not rowvar and aval(yy).shape[0] != 1:
             yy = man.transpose(yy)
         x = man.concatenate([x, yy], 0)
+    nvar, nobs = aval(x).shape
+    if nobs == 0:
+        return full(() if nvar == 1 else (nvar, nvar), np.nan, aval(x).dtype)
     if dtype is not None:
         x = convert(x, dtype)
     if ddof is None:
         ddof = 0 if bias else 1
-    nobs = aval(x).shape[1]
     w = None
     for wt in (fweights, aweights):
-        if wt is not None:
-            wt = float_of(asarray_operand(wt))
+        if wt is not None:      # (jax takes |w|; NumPy refuses negative weights)
+            wt = uf.abs(float_of(asarray_operand(wt)))
             w = wt if w is None else uf.multiply(w, wt)
     if w is None:
         avg = red.mean(x, axis=1)
@@ -183,7 +192,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         elif aweights is None:
             fact = uf.subtract(wsum, ddof)
         else:
-            aw = convert(float_of(asarray_operand(aweights)), aval(x).dtype)
+            aw = convert(uf.abs(float_of(asarray_operand(aweights))), aval(x).dtype)
             fact = uf.subtract(wsum, uf.divide(uf.multiply(ddof, red.sum(uf.multiply(w, aw))),
                                                wsum))
         xc = uf.subtract(x, man.expand_dims(avg, 1))

@@ -45,7 +45,7 @@ class RegularGridInterpolator:
         if len(points) > values.ndim:
             raise ValueError(f"there are {len(points)} point arrays, but values has "
                              f"{values.ndim} dimensions")
-        self.values = values.astype(xnp.result_type(values, float))
+        self.values = values.astype(xnp.result_type(values, np.float64))
         self.method, self.bounds_error = method, bounds_error
         self.fill_value = None if fill_value is None else xnp.asarray(fill_value)
         if self.fill_value is not None and not np.can_cast(

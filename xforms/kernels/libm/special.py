@@ -11,7 +11,8 @@ Methods (all our own derivations from the textbook formulas; no tables):
     digamma(x)       reflection psi(1-x) - pi/tan(pi x) for x < 0.5 (poles -> nan), upward
                      recurrence to x >= 10, asymptotic series in 1/x^2 (Bernoulli numbers)
     zeta(s, q)       Hurwitz zeta, Euler-Maclaurin: terms up to q >= 10 + s, the tail
-                     integral, up to 12 Bernoulli corrections
+                     integral, up to 12 Bernoulli corrections; below q = -32 (an integer
+                     s) the terms up to 0 folded into zeta(s, f), zeta(s, 1 - f), f = frac(-q)
     erfinv, erfcinv  a rough inverse (a log-based start) polished by Halley steps on erf (for
                      |y| <= 1/2) or on erfc (tails: 1 - |y| is exact there, so the tails keep
                      full relative precision down to erfc^-1(1e-300))
@@ -79,7 +80,12 @@ def zeta(s, q):
     """Hurwitz zeta sum_{k>=0} (q + k)^-s for s > 1, q > 0 and, for an integer s, q < 0
     between the poles; JAX's (XLA's) edges: inf wherever s = 1; at the poles q = 0, -1,
     ..., -inf, inf for an even integer s, else NaN (the sign of the limit depends on the
-    side); NaN for s < 1, for q < 0 and a non-integer s, and for an infinite s or q = +inf."""
+    side); NaN for s < 1, for q < 0 and a non-integer s, and for an infinite s or q = +inf.
+    Below q = -32 three sums over positive arguments (the reflection below) replace the
+    |q| terms from q up to 0 (zeta(3, -1e9 - 0.5) summed 1e9 of them).
+
+        >>> zeta(2.0, 1.0)        # pi^2 / 6 = 1.6449...
+    """
     if s == 1.0:
         return _INF
     if s != s or q != q:
@@ -89,27 +95,47 @@ def zeta(s, q):
         return _INF if even else _NAN
     if s < 1.0 or (q < 0.0 and s < _BIG and s != math.floor(s)) or s == _INF or q == _INF:
         return _NAN
-    acc = 0.0
-    while q < 10.0 + s:          # the corrections below shrink like ((s + 2k) / (2 pi q))^2
-        t = math.pow(q, -s)
-        acc += t
-        q += 1.0
-        # (terms decrease once q > 0): at a large s the remaining ones are negligible;
-        # `<=` also stops when they underflow to 0 with acc = 0 (zeta(2**32 - 2, 2): the
-        # loop would otherwise run to q = 10 + s, 4e9 steps)
-        if q > 1.0 and abs(t) <= 1e-18 * abs(acc):
-            return acc
-    # tail: integral + half term + Euler-Maclaurin corrections
-    acc += math.pow(q, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(q, -s)
-    fac = s * math.pow(q, -s - 1.0)        # s (s+1) ... (s+2k-2) q^(-s-2k+1)
-    q2 = q * q
-    for k in range(12):
-        term = _B2K[k] * fac
-        acc += term
-        if abs(term) < 1e-17 * abs(acc):
-            break
-        fac *= (s + 2 * k + 1) * (s + 2 * k + 2) / q2
-    return acc
+    # q = -(m + f), m = floor(-q), 0 < f < 1, s an integer: the terms (q + k)^-s, k <= m,
+    # are (-1)^s (f + j)^-s, j = m - k, so zeta(s, q) = zeta(s, 1 - f)
+    # + (-1)^s (zeta(s, f) - zeta(s, m + 1 + f)), three sums over positive arguments
+    pieces = 1
+    p = -q
+    f = p - math.floor(p) if q < -32.0 else 0.0
+    odd = -1.0 if s < 2.0 * _BIG and 0.5 * s != math.floor(0.5 * s) else 1.0
+    if q < -32.0:
+        pieces = 3
+    total = 0.0
+    for piece in range(pieces):
+        a = q
+        w = 1.0
+        if pieces == 3:
+            a = 1.0 - f if piece == 0 else (f if piece == 1 else p + 1.0)
+            w = 1.0 if piece == 0 else (odd if piece == 1 else -odd)
+        acc = 0.0
+        small = False
+        while a < 10.0 + s:     # the corrections below shrink like ((s + 2k) / (2 pi a))^2
+            t = math.pow(a, -s)
+            acc += t
+            a += 1.0
+            # (terms decrease once a > 0): at a large s the remaining ones are negligible;
+            # `<=` also stops when they underflow to 0 with acc = 0 (zeta(2**32 - 2, 2):
+            # the loop would otherwise run to a = 10 + s, 4e9 steps)
+            if a > 1.0 and abs(t) <= 1e-18 * abs(acc):
+                small = True
+                break
+        if not small:
+            # tail: integral + half term + Euler-Maclaurin corrections
+            acc += math.pow(a, 1.0 - s) / (s - 1.0) + 0.5 * math.pow(a, -s)
+            fac = s * math.pow(a, -s - 1.0)        # s (s+1) ... (s+2k-2) a^(-s-2k+1)
+            a2 = a * a
+            for k in range(12):
+                term = _B2K[k] * fac
+                acc += term
+                if abs(term) < 1e-17 * abs(acc):
+                    break
+                fac *= (s + 2 * k + 1) * (s + 2 * k + 2) / a2
+        total += w * acc
+    return total
 
 
 # ---- inverse error functions -----------------------------------------------------------------

@@ -108,10 +108,26 @@ def _zeta(x, q):
     """scipy's zeta with JAX's (XLA's) edges, as the compiled tier's libm zeta: NaN where
     x or q is NaN or infinite (scipy: inf for zeta(nan, 0), 0 at q = inf), NaN for x < 1
     and for q <= 0 with a non-integer x; at the poles q = 0, -1, ..., -inf, inf only for
-    an even integer x (the limit's sign is +- for the others: NaN); inf wherever x = 1."""
-    with np.errstate(invalid="ignore"):
-        out = np.where(np.isnan(x) | np.isnan(q) | np.isinf(x) | (q == np.inf), np.nan,
-                       _ufunc("zeta")(x, q))
+    an even integer x (the limit's sign is +- for the others: NaN); inf wherever x = 1.
+    Below q = -32 libm zeta's three sums over positive arguments (scipy sums |q| terms);
+    from x = 1e4 on, q > 0, the first term q^-x, the next ones below its 1e-43 (scipy's
+    and jax's NaN past x ~ 1e13 / 1e16 is their corrections' overflow: docs/testing.md).
+
+        >>> _zeta(np.array([2.0, 3.0]), np.array([1.0, -1e9 - 0.5]))    # [1.6449, 5e-19]
+    """
+    sz = _ufunc("zeta")
+    x, q = np.asarray(x), np.asarray(q)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        far = (q < -32) & (q > -2.0 ** 52) & (x == np.floor(x))
+        out = sz(x, np.where(far, 1.0, q).astype(q.dtype))
+        if far.any():       # (in float64, summed in libm zeta's order: its bits)
+            x64, p = x.astype(np.float64), np.where(far, -q, 40.5).astype(np.float64)
+            f = p - np.floor(p)
+            odd = np.where(np.fmod(x64, 2) == 0, 1.0, -1.0)
+            folded = (sz(x64, 1 - f) + odd * sz(x64, f)) - odd * sz(x64, p + 1)
+            out = np.where(far, folded, out)
+        out = np.where((x >= 1e4) & (q > 0), np.power(q, -x), out)
+        out = np.where(np.isnan(x) | np.isnan(q) | np.isinf(x) | (q == np.inf), np.nan, out)
         out = np.where((x < 1) | ((q <= 0) & (x != np.floor(x))), np.nan, out)
         even = (np.fmod(x, 2) == 0) & (x == np.floor(x))
         out = np.where((q <= 0) & (q == np.floor(q)), np.where(even, np.inf, np.nan), out)

@@ -8,6 +8,8 @@ so a run takes JAX's iterates; `xf.jit` compiles the whole run (one `while_loop`
 """
 from typing import NamedTuple
 
+import numpy as np
+
 from ... import numpy as xnp
 from .bfgs import minimize_bfgs
 from .lbfgs import minimize_lbfgs
@@ -47,7 +49,7 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
     if x0.ndim != 1 or x0.dtype.kind not in "fi":
         raise TypeError(f"minimize: x0 must be a 1-D real array, got {x0.dtype}{list(x0.shape)}"
                         " (flatten it, e.g. with xforms.flatten_util.ravel_pytree)")
-    x0 = x0.astype(xnp.result_type(x0, float))
+    x0 = x0.astype(xnp.result_type(x0, np.float64))
     options = {} if options is None else dict(options)
 
     def objective(x):

@@ -140,7 +140,7 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
     """A step a_k along the descent direction pk from xk satisfying the strong Wolfe
     conditions (jax.scipy.optimize.line_search's contract; old_old_fval picks the first
     trial step, as in SciPy)."""
-    dt = xnp.result_type(xk, pk, float)
+    dt = xnp.result_type(xk, pk, np.float64)
     xk, pk = xnp.asarray(xk, dt), xnp.asarray(pk, dt)
 
     def phi(t):

@@ -126,10 +126,14 @@ psi = digamma
 
 @returns_arrays
 def zeta(x, q=None):
-    """Hurwitz zeta sum_k (q + k)^-x (Riemann's when q is None)."""
+    """Hurwitz zeta sum_k (q + k)^-x.  q is required, as in jax 0.10.2 (whose Riemann
+    zeta, q=None, raises NotImplementedError): zeta(x, 1.0) is Riemann's.
+
+        >>> zeta(2.0, 1.0)          # pi^2 / 6
+    """
     if q is None:
-        (x,) = float_operands(x, name="zeta")
-        return ps.zeta(x, const_like(1.0, x))
+        raise NotImplementedError("zeta: the Riemann zeta function (q=None) is not "
+                                  "implemented, as in JAX; pass q=1.0 for Riemann's zeta")
     x, q = float_operands(x, q, name="zeta")
     return ps.zeta(x, q)
 
