@@ -92,8 +92,10 @@ class Body(Expressions):
               and len(s.targets[0].elts) == len(s.value.elts)):     # (a, b = x, y: no struct)
             for t, v in zip(s.targets[0].elts, [self.expr(v) for v in s.value.elts]):
                 self.target(t, v)
-        elif isinstance(s, ast.Assign) and len(s.targets) == 1:
-            self.target(s.targets[0], self.expr(s.value))
+        elif isinstance(s, ast.Assign):             # (a = b = 0.0: one value, each target)
+            val = self.expr(s.value)
+            for t in s.targets:
+                self.target(t, val)
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             load = ast.Name(s.target.id, ast.Load())        # (x += y: Numba's x = x + y
             self.assign(s.target.id, self.expr(ast.BinOp(load, s.op, s.value)))  # on floats)
