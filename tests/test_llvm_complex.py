@@ -197,7 +197,8 @@ def test_untranslatable_functions_are_refused():
           "variable_power": variable_power}
     for body, ty in (("return uses_cmath(a0)", pi.COMPLEX128), ("return loops(a0)", pi.F64),
                      ("return else_loop(a0)", pi.F64), ("return variable_power(a0)", pi.F64),
-                     ("return a0 // 2.0", pi.F64), ("return a0 % a0", pi.I64)):
+                     ("return a0 // 2.0", pi.F64), ("return a0 % a0", pi.I64),
+                     ("return a0 ** -2", pi.F64)):
         with pytest.raises(pi.Untranslatable):
             pi.translate(body, [ty], ty, ns, ns)
 

@@ -2,7 +2,6 @@
 (numba/cpython/numbers.py), so the direct path computes the Numba kernel's bits:
 
     x ** 3        (x float, 3 a constant int)   unrolled squarings (static_power_impl)
-    x ** -2                                      1.0 / (x * x)
     x ** y        (a float on either side)       llvm.pow (real_power_impl), float32 only
                                                  when both are float32 (BinOpPower's cases)
     k ** 2        (ints)                         unrolled integer products
@@ -13,7 +12,7 @@
     self.power((x, F64), (ir.Constant(I64.llvm, 3), I64))    # (fmul ..., F64)
 
 Refused (`Untranslatable`): a float or int to a variable int power (Numba's int_power_impl
-loop), an int to a negative power, `//`/`%` of floats or by a variable (Numba's zero
+loop), to a negative constant one (Numba's inversion raises ZeroDivisionError at 0), `//`/`%` of floats or by a variable (Numba's zero
 check raises).  pow's special cases are C's, which are Python's where Python returns a
 number (pow(1.0, nan) = 1, pow(nan, 0.0) = 1); where Python raises (0.0 ** -1.0,
 (-8.0) ** (1/3)) Numba, and so this, gives inf and NaN.
@@ -21,7 +20,7 @@ number (pow(1.0, nan) = 1, pow(nan, 0.0) = 1); where Python raises (0.0 ** -1.0,
 from llvmlite import ir
 
 from ....libm.vecmath import scalar_types as st
-from .typed import BOOL, F32, F64, I64, Untranslatable, cast, unify
+from .typed import BOOL, I64, Untranslatable, cast, unify
 
 _STATIC_LIMIT = 0x10000        # (Numba's: past it, math.pow of the int as a float)
 
@@ -37,14 +36,11 @@ class Arith:
                 raise Untranslatable("an int to a variable or negative power")
             return self.squarings(cast(self.b, a, ta, I64), n.constant, I64), I64
         if isinstance(ta, st.Float) and tn in (I64, BOOL):
-            if not literal or abs(n.constant) > _STATIC_LIMIT:
-                raise Untranslatable("a float to a variable int power")
-            res = self.squarings(a, abs(n.constant), ta)
-            if n.constant >= 0:
-                return res, ta
-            # (Numba's invert_impl `1.0 / a`, typed float64 / tp, then cast back to tp)
-            wide = cast(self.b, res, ta, F64)
-            return cast(self.b, self.b.fdiv(ir.Constant(F64.llvm, 1.0), wide), F64, ta), ta
+            if not literal or not 0 <= n.constant <= _STATIC_LIMIT:
+                # (a negative one: Numba's invert_impl `1.0 / a` raises ZeroDivisionError at
+                # 0 whatever the kernel's error model, which no translation can)
+                raise Untranslatable("a float to a variable or negative int power")
+            return self.squarings(a, n.constant, ta), ta
         t = unify(ta, tn)
         if not isinstance(t, st.Float):
             raise Untranslatable(f"a power of {ta} and {tn}")
