@@ -180,7 +180,7 @@ def test_untranslatable_functions_are_refused():
         return cmath.exp(z)
 
     def loops(x):
-        for k in (1, 2):        # (a for loop over no range)
+        for k in (1, x):        # (a for loop over a tuple of no constants)
             x = x * k
         return x
 

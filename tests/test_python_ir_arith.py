@@ -1,4 +1,5 @@
-"""python_ir's int(), math.trunc, max/min, integer // and %, ** and chained assignment
+"""python_ir's int(), math.trunc, max/min, integer // and %, **, chained assignment and for
+loops over constant tuples
 (xforms/kernels/cpu/llvm/python_ir/arith.py, calls.py; session 31): each translated
 function, compiled, gives numba.njit's bits for the same Python function on a grid of
 ordinary, negative, huge and non-finite values (what the direct path needs to compute
@@ -34,6 +35,19 @@ def _powers(x, y):
     return a + b ** 2 + abs(x) ** y + x ** 0 + (-x) ** 2.0 + 2.0 ** y
 
 
+_WEIGHTS = (0.5, -2.0, 3.25)
+
+
+def _tuples(x):
+    for k in (1, -2, 3):            # (Numba's UniTuple of int64: a loop over its items)
+        x = x * k + 0.5
+    for w in _WEIGHTS:              # (a module's tuple)
+        if w < 0.0:
+            continue
+        x = x * w
+    return x
+
+
 def _compiled(fn, types, ret):
     """A ctypes function of `fn` translated (types: argument types)."""
     tr = pi.translate(f"return f({', '.join(f'a{k}' for k in range(len(types)))})",
@@ -59,7 +73,8 @@ def _bits(v):
     (_ints, (pi.F64,), pi.F64, [(x,) for x in VALUES if abs(x) < 1e15]),
     (_extremes, (pi.F64, pi.F64), pi.F64, [(x, y) for x in VALUES for y in VALUES]),
     (_powers, (pi.F64, pi.F64), pi.F64, [(x, y) for x in VALUES for y in VALUES]),
-], ids=["floor_mod", "ints", "extremes", "powers"])
+    (_tuples, (pi.F64,), pi.F64, [(x,) for x in VALUES]),
+], ids=["floor_mod", "ints", "extremes", "powers", "tuples"])
 def test_translated_arithmetic_is_numbas(fn, types, ret, grid):
     numba = pytest.importorskip("numba")
     ours = _compiled(fn, types, ret)

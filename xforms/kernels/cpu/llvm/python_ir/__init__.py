@@ -34,15 +34,16 @@ factory's closure cells as constants (`if upper:` keeps one arm, as Numba prunes
 
 Session 31 (for libm/bessel.py's jn, yn): `int(x)` (fptosi), `math.trunc`, `max`/`min` (Numba's
 do_minmax), `a = b = v`, `//` and `%` of ints by a constant (Python's floor semantics), `**`
-as Numba types and lowers it (arith.py: a constant int power unrolled, a float one llvm.pow).
+as Numba types and lowers it (arith.py: a constant int power unrolled, a float one llvm.pow),
+`for x in (1, 2, 3)` or over a module's tuple (Numba's UniTuple: its items from a constant array).
 
 Package: typed.py (types, unify, casts, constants), calls.py, arith.py (`**`, `//`, `%`),
 expressions.py, statements.py (one Body per function), reader.py (`translate`, units,
 `definition`).
 
 Anything else (`cmath`, complex arithmetic operators, a power to a variable or negative int,
-`//`/`%` of floats or by a variable, a for loop over no range, a loop's `else`) raises
-`Untranslatable`: the caller keeps the Numba kernel.
+`//`/`%` of floats or by a variable, a for loop over neither a range nor a constant tuple,
+a loop's `else`) raises `Untranslatable`: the caller keeps the Numba kernel.
 """
 from .reader import Translated, definition, translate
 from .typed import (BOOL, COMPLEX64, COMPLEX128, F32, F64, FMA, I64, Complex, Static, TypeOf,
