@@ -180,7 +180,7 @@ def test_untranslatable_functions_are_refused():
         return cmath.exp(z)
 
     def loops(x):
-        for k in (1, 2):        # (a for loop over no range)
+        for k in (1, x):        # (a for loop over a tuple of no constants)
             x = x * k
         return x
 
@@ -190,9 +190,15 @@ def test_untranslatable_functions_are_refused():
         else:
             x = -x
         return x
-    ns = {"uses_cmath": uses_cmath, "loops": loops, "else_loop": else_loop}
+    def variable_power(x):
+        n = int(x)              # (a float to a variable int power: Numba's int_power loop)
+        return x ** n
+    ns = {"uses_cmath": uses_cmath, "loops": loops, "else_loop": else_loop,
+          "variable_power": variable_power}
     for body, ty in (("return uses_cmath(a0)", pi.COMPLEX128), ("return loops(a0)", pi.F64),
-                     ("return else_loop(a0)", pi.F64), ("return a0 ** 2", pi.F64)):
+                     ("return else_loop(a0)", pi.F64), ("return variable_power(a0)", pi.F64),
+                     ("return a0 // 2.0", pi.F64), ("return a0 % a0", pi.I64),
+                     ("return a0 ** -2", pi.F64)):
         with pytest.raises(pi.Untranslatable):
             pi.translate(body, [ty], ty, ns, ns)
 

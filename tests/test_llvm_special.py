@@ -168,3 +168,62 @@ def test_logaddexp_stays_open_ir_not_a_scalar_call():
     assert not llvm_special.takes(eqn)
     ours, numba = _both(lambda v: xnp.logaddexp(0.0, v), x)
     np.testing.assert_array_equal(ours, numba)
+
+
+def _plan(f, *args):
+    return backend._prepare(xf.make_jaxpr(f)(*args), {"name": "t"}).plan
+
+
+# ---- Bessel J_n, Y_n (session 31: python_ir's int(), math.trunc, max, //, %) ---------------
+# integer, negative, non-integer and non-finite orders
+ORDERS = np.array([0.0, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, -1.0, -2.0, -7.0, 2.5, -1.5,
+                   np.nan, np.inf, -np.inf, 2.0 ** 60])
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["jn", "yn"])
+def test_bessel_jn_yn_are_the_numba_kernels(name, dt):
+    """jn and yn (libm/bessel.py: int(), math.trunc, max, integer // and %) translate, so
+    their programs take the direct path, with the Numba kernel's bits on orders x G."""
+    with np.errstate(over="ignore"):
+        n, x = (c.astype(dt) for c in np.array(list(itertools.product(ORDERS, G))).T)
+    fn = getattr(xsp, name)
+    got, want = _both_n(lambda n, x: fn(n, x) * 2.0, n, x)
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+
+
+def test_bessel_jn_yn_values_and_huge_orders():
+    """Against scipy.special (jv at integer orders, yn); orders of 2^53 and more (inf: the
+    kernels looped for ever, int() of it being undefined) give the limits, 0 and -inf, where
+    |x| < |n|, nan elsewhere."""
+    from scipy import special as sp
+    n = np.array([0.0, 1.0, 3.0, -3.0, 10.0, 2.0, 5.0, 1.0])
+    x = np.array([0.5, 2.5, 7.25, 30.0, 33.3, 1e-5, 100.0, -4.0])
+    got = xf.jit(lambda n, x: (xsp.jn(n, x), xsp.yn(n, x)), tiered=False)(n, x)
+    np.testing.assert_allclose(np.asarray(got[0]), sp.jv(n, x), rtol=1e-12, atol=1e-15)
+    want_y = sp.yn(n.astype(int), x)
+    np.testing.assert_allclose(np.asarray(got[1]), want_y, rtol=1e-12, atol=1e-15)
+    big = np.array([np.inf, -np.inf, 2.0 ** 60, np.inf, np.inf])
+    at = np.array([1000.0, 0.5, 3.0, -1.0, 0.0])
+    j, y = xf.jit(lambda n, x: (xsp.jn(n, x), xsp.yn(n, x)), tiered=False)(big, at)
+    np.testing.assert_array_equal(np.asarray(j), [0.0, 0.0, 0.0, np.nan, 0.0])
+    np.testing.assert_array_equal(np.asarray(y), [-np.inf, -np.inf, -np.inf, np.nan, -np.inf])
+
+
+# ---- random_gamma_grad's second derivative (session 29's 30-minute compile) ---------------
+def test_random_gamma_grad_jvp_of_jvp_takes_the_direct_path():
+    """jit(jvp(jvp(lax.random_gamma_grad))) of float64 scalars: both while loops, twice
+    differentiated, are one direct-path kernel (a compile of a fraction of a second, where
+    session 29 saw Numba's module past 30 minutes); values of JAX 0.10.2 (x64, jax.jit)."""
+    ones = xnp.ones_like
+
+    def f1(a, x):
+        return xf.jvp(lax.random_gamma_grad, (a, x), (ones(a), ones(x)))[1]
+
+    def f2(a, x):
+        return xf.jvp(f1, (a, x), (ones(a), ones(x)))[1]
+    a, x = np.float64(1.7), np.float64(0.9)
+    assert backend.llvm.refusals(_plan(f2, a, x)) == []
+    g = xf.jit(f2, tiered=False)
+    np.testing.assert_allclose([float(g(a, x)), float(g(np.float64(3.0), np.float64(5.0)))],
+                               [-0.3233525751989254, 0.06678547757300465], rtol=1e-12)

@@ -21,7 +21,9 @@ Methods (our own derivations from the textbook formulas):
 
 Edge values follow scipy.special: non-finite x gives nan; Y_n(0) = -inf; Y_n(x < 0) nan;
 I_v(x < 0) nan for non-integer v.  `jn` takes integer orders only (nan otherwise; scipy's
-jn is its real-order jv); `yn` truncates its order (as scipy does).
+jn is its real-order jv); `yn` truncates its order (as scipy does).  Orders of 2^53 and more
+(infinite ones too; no int64 holds them): the limits J_n -> 0, Y_n -> -inf where |x| < |n|,
+nan elsewhere (scipy's own values there are 0, -inf or nan by region).
 
 Measured against scipy.special in float64 (`python -m xforms.kernels.libm.bessel`): the error
 relative to max(|f|, the envelope sqrt(2/(pi x)) for J/Y):
@@ -38,6 +40,7 @@ _NAN = math.nan
 _INF = math.inf
 _EULER = 0.57721566490153286
 _SQRT1_2 = 0.70710678118654752
+_HUGE_ORDER = 2.0 ** 53     # (every float from here on is an even integer)
 
 
 def _make_jy(second):
@@ -45,6 +48,13 @@ def _make_jy(second):
     def bessel(n, x):
         if n != n or x != x or abs(x) == _INF:
             return _NAN
+        if abs(n) >= _HUGE_ORDER:
+            # (no int64 holds the order, and its loops would not end: int() of it is
+            # undefined, inf hung the kernel.)  The limits for |x| < |n|: J_n -> 0,
+            # Y_n -> -inf; NaN elsewhere
+            if x < 0.0 or abs(x) >= abs(n):
+                return _NAN
+            return -_INF if second else 0.0
         if second:
             n = float(math.trunc(n))
         elif n != math.floor(n):

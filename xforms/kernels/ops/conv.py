@@ -73,9 +73,45 @@ def _conv(em, eqn):
     em.globals.setdefault("_conv_runtime", "__import__('xforms.kernels.runtime.conv', fromlist=['_'])")
     run = em.global_name("_conv_runtime.conv_run")
     call, ints = em.global_name("_conv_runtime.unlinked"), em.global_name("_conv_runtime.ints")
+    if np.dtype(out.aval.dtype).kind == "c":
+        _conv_complex(em, eqn, flat, plan, lambda args, pl: em.line(
+            f"{call}({run}, ({', '.join(args)}, {ints}({_text(pl + geometry(p) + (0,))})))"))
+        return
     # last, the number of parts: 0, conv_run chooses per call (xforms/kernels/runtime/conv.py);
     # called by symbol: its code is not linked into (and optimised again with) the kernel
     em.line(f"{call}({run}, ({', '.join(flat)}, {ints}({_text(plan + geometry(p) + (0,))})))")
+
+
+def _conv_complex(em, eqn, flat, plan, run):
+    """A complex convolution as four of its parts' real convolutions, each a call of the
+    real conv_run on contiguous copies of the operands' real and imaginary parts (same
+    layouts, so the same plan): re = conv(xr, wr) - conv(xi, wi), im = conv(xr, wi) +
+    conv(xi, wr).  So no complex conv_run is compiled: that shape-generic helper's first
+    compile was 27 CPU s of `xnp.poly` of a complex value (session 31); the real one is
+    shared with every real convolution."""
+    part = np.dtype(eqn.outvars[0].aval.dtype).type(0).real.dtype
+    em.runtime_used.add("empty_c")
+    i = em.fresh("i")
+    parts = []
+    for f in flat[:2]:        # (sizes from the views: a batch size may be a run-time symbol)
+        src, re, im = em.fresh("cf"), em.fresh("re"), em.fresh("im")
+        em.line(f"{src} = {f}.view(np.{part.name})")
+        em.line(f"{re} = empty_c(({src}.size // 2,), np.{part.name})")
+        em.line(f"{im} = empty_c(({src}.size // 2,), np.{part.name})")
+        em.line(f"for {i} in range({re}.size):")
+        em.line(f"    {re}[{i}] = {src}[2 * {i}]")
+        em.line(f"    {im}[{i}] = {src}[2 * {i} + 1]")
+        parts.append((re, im))
+    (xr, xi), (wr, wi) = parts
+    o, t, u = em.fresh("of"), em.fresh("tf"), em.fresh("uf")
+    em.line(f"{o} = {flat[2]}.view(np.{part.name})")
+    em.line(f"{t} = empty_c(({o}.size // 2,), np.{part.name})")
+    em.line(f"{u} = empty_c(({o}.size // 2,), np.{part.name})")
+    for k, (a, b, c, d, sign) in enumerate(((xr, wr, xi, wi, "-"), (xr, wi, xi, wr, "+"))):
+        run([a, b, t], plan)
+        run([c, d, u], plan)
+        em.line(f"for {i} in range({t}.size):")
+        em.line(f"    {o}[2 * {i} + {k}] = {t}[{i}] {sign} {u}[{i}]")
 
 
 CPU_RULES[conv_general_dilated_p] = _conv

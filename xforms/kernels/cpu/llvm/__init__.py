@@ -18,7 +18,7 @@ from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
 from .ops import complexes, integers
 from .ops.arrays import copies, cumulative, indexing, sorting
-from .ops.linalg import lapack, spectral
+from .ops.linalg import lapack, products, spectral
 from .ops.signal import convolutions, fft
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -143,7 +143,8 @@ def _may_take(eqn):
     for v in eqn.outvars:
         dt = np.dtype(v.aval.dtype)
         moved = (acts_as_view(eqn) or eqn.prim.name in copies.OPS    # (any element type)
-                 or eqn.prim in REDUCTIONS)       # (integers at their width, arg indices)
+                 or eqn.prim in REDUCTIONS       # (integers at their width, arg indices)
+                 or products.integer(eqn))       # (an integer product: its loops)
         if dt not in _FLOATS and (product or dt != np.dtype(bool)) and not (
                 moved and dt in _INDICES) and not (
                 moved and dt in _COMPLEX and (eqn.prim not in REDUCTIONS

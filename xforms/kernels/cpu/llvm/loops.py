@@ -306,6 +306,12 @@ class Loops(Expressions):
         if st.kind == "op" and sorting.takes(st.eqn):     # (sorting.py: a merge sort)
             sorting.emit(self, st.eqn)
             return
+        if st.kind == "op" and products.integer(st.eqn):   # (its loops, at its width)
+            if st.acc is not None or st.eqn.outvars[0] in self.plan.placed:
+                raise Refused("an integer product added into a buffer or placed")
+            products.by_loops(self, st.eqn, self.arg_ty(st.eqn.outvars[0].aval.update(
+                shape=())))
+            return
         if st.kind == "op":          # a matrix product (products.py; on matrix views: views.py)
             ty = self.ty(st.eqn.outvars[0].aval)
             if st.eqn.outvars[0] in self.plan.placed:      # (its rows in the slot: slots.py)

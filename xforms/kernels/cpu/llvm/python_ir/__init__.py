@@ -32,11 +32,18 @@ paths meet and at a loop's head), `math.floor` as an int64, `int ** k` unrolled,
 module's tuple of coefficients indexed by a loop variable (a constant global array), a
 factory's closure cells as constants (`if upper:` keeps one arm, as Numba prunes it).
 
-Package: typed.py (types, unify, casts, constants), calls.py, expressions.py,
-statements.py (one Body per function), reader.py (`translate`, units, `definition`).
+Session 31 (for libm/bessel.py's jn, yn): `int(x)` (fptosi), `math.trunc`, `max`/`min` (Numba's
+do_minmax), `a = b = v`, `//` and `%` of ints by a constant (Python's floor semantics), `**`
+as Numba types and lowers it (arith.py: a constant int power unrolled, a float one llvm.pow),
+`for x in (1, 2, 3)` or over a module's tuple (Numba's UniTuple: its items from a constant array).
 
-Anything else (`cmath`, complex arithmetic operators, a float's `**`, `int()`, a for loop
-over no range, a loop's `else`) raises `Untranslatable`: the caller keeps the Numba kernel.
+Package: typed.py (types, unify, casts, constants), calls.py, arith.py (`**`, `//`, `%`),
+expressions.py, statements.py (one Body per function), reader.py (`translate`, units,
+`definition`).
+
+Anything else (`cmath`, complex arithmetic operators, a power to a variable or negative int,
+`//`/`%` of floats or by a variable, a for loop over neither a range nor a constant tuple,
+a loop's `else`) raises `Untranslatable`: the caller keeps the Numba kernel.
 """
 from .reader import Translated, definition, translate
 from .typed import (BOOL, COMPLEX64, COMPLEX128, F32, F64, FMA, I64, Complex, Static, TypeOf,

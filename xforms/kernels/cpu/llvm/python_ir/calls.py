@@ -13,7 +13,7 @@ from llvmlite import ir
 
 from ....libm.vecmath import scalar_types as st
 from .typed import (BOOL, COMPLEX64, COMPLEX128, F32, F64, FMA, I64, Complex, Static, TypeOf,
-                    Untranslatable, cast, const, pair)
+                    Untranslatable, cast, const, pair, unify)
 
 NUMPY_CASTS = {np.float32: F32, np.float64: F64, np.complex64: COMPLEX64,
                 np.complex128: COMPLEX128}
@@ -43,6 +43,11 @@ class Calls:
         if obj is float:
             (v, t), = args
             return (v, t) if isinstance(t, st.Float) else (cast(self.b, v, t, F64), F64)
+        if obj is int:
+            (v, t), = args
+            return self.integer(v, t)
+        if obj in (max, min) and len(args) >= 2:
+            return self.extreme(obj, args)
         if obj is abs:
             (v, t), = args
             if isinstance(t, Complex):          # (Numba: math.hypot(z.real, z.imag))
@@ -101,7 +106,7 @@ class Calls:
             size = self.intrinsic("llvm.fabs", t, [v])
             inf = ir.Constant(t.llvm, math.inf)
             return (self.b.fcmp_ordered("==" if name == "isinf" else "!=", size, inf), BOOL)
-        if name in ("floor", "ceil"):
+        if name in ("floor", "ceil", "trunc"):
             return self.rounded(name, args)
         if name == "pow" and not all(isinstance(t, st.Float) for _, t in args):
             raise Untranslatable("math.pow of an integer")   # (Numba's int_power loop)
@@ -119,8 +124,34 @@ class Calls:
         return self.extern(name + ("f" if t == F32 else ""), t, vals,
                            ("readnone", "nounwind")), t
 
+    def integer(self, v, t):
+        """int(x) of a float, an int or a bool: an int64, as Numba casts (`fptosi`:
+        truncation; NaN and out-of-range floats are LLVM's poison there as in Numba's)."""
+        if t in (I64, BOOL):
+            return cast(self.b, v, t, I64), I64
+        if not isinstance(t, st.Float):
+            raise Untranslatable(f"int() of {t}")
+        return self.b.fptosi(v, I64.llvm), I64
+
+    def extreme(self, fn, args):
+        """max/min of numbers as Numba's do_minmax (numba/cpython/builtins.py): left to
+        right, each value replaces the one kept where `value > kept` (`<` for min), after
+        both are unified; so a NaN never replaces and max(nan, 1.0) is nan, max(1.0, nan) 1.0
+        as in Python."""
+        kept, tk = args[0]
+        for v, tv in args[1:]:
+            t = unify(tk, tv)
+            if not (isinstance(t, st.Float) or t == I64):
+                raise Untranslatable(f"{fn.__name__} of {t}")
+            kept, v = cast(self.b, kept, tk, t), cast(self.b, v, tv, t)
+            op = ">" if fn is max else "<"
+            wins = (self.b.fcmp_ordered(op, v, kept) if t != I64
+                    else self.b.icmp_signed(op, v, kept))
+            kept, tk = self.b.select(wins, v, kept), t
+        return kept, tk
+
     def rounded(self, name, args):
-        """math.floor/ceil: an int64 (Python's), as Numba: libm's floor, then `fptosi` (an
+        """math.floor/ceil/trunc: an int64 (Python's), as Numba: libm's floor, then `fptosi` (an
         int's: itself)."""
         (v, t), = args
         if t in (I64, BOOL):

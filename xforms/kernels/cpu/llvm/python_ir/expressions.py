@@ -12,6 +12,7 @@ import operator
 from llvmlite import ir
 
 from ....libm.vecmath import scalar_types as st
+from .arith import Arith
 from .calls import Calls
 from .typed import (BOOL, F64, I64, Complex, Static, Untranslatable, cast, const,
                     tuple_type, unify)
@@ -21,7 +22,7 @@ _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operato
 FCMP = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
-class Expressions(Calls):
+class Expressions(Calls, Arith):
     """The expressions of `statements.Body`."""
 
     def expr(self, e):
@@ -97,7 +98,9 @@ class Expressions(Calls):
         (a, ta), (c, tc) = self.expr(e.left), self.expr(e.right)
         op = type(e.op).__name__
         if op == "Pow":
-            return self.power(a, ta, e.right)
+            return self.power((a, ta), (c, tc))
+        if op in ("FloorDiv", "Mod"):
+            return self.floor_divide(op, a, ta, c, tc)
         t = unify(ta, tc)
         if op == "Div" and t in (I64, BOOL):      # (true division: float64)
             t = F64
@@ -111,26 +114,13 @@ class Expressions(Calls):
             raise Untranslatable(op)
         return getattr(self.b, spell)(a, c), t
 
-    def power(self, a, ta, exponent):
-        """An integer to a literal power >= 0, as Numba's `static_power_impl` unrolls it
-        (squarings; floats' powers, typed otherwise by Numba, are refused)."""
-        if not (ta in (I64, BOOL) and isinstance(exponent, ast.Constant)
-                and type(exponent.value) is int and 0 <= exponent.value <= 64):
-            raise Untranslatable("a power")
-        val, res, n = cast(self.b, a, ta, I64), ir.Constant(I64.llvm, 1), exponent.value
-        while n:
-            if n & 1:
-                res = self.b.mul(res, val)
-            n >>= 1
-            if n:
-                val = self.b.mul(val, val)
-        return res, I64
-
     def _UnaryOp(self, e):
         v, t = self.expr(e.operand)
         if isinstance(e.op, ast.Not) and t == BOOL:
             return self.b.not_(v), t
         if isinstance(e.op, ast.USub) and (isinstance(t, st.Float) or t == I64):
+            if isinstance(v, ir.Constant):     # (-1: a constant still, range()'s step)
+                return ir.Constant(t.llvm, -v.constant), t
             return (self.b.fneg if t != I64 else self.b.neg)(v), t
         if isinstance(e.op, ast.UAdd) and t.llvm is not None:
             return v, t

@@ -1,5 +1,5 @@
 """Statements in translated functions: assignments (tuple unpacking, `x += y` too), `if`,
-`while`, `for i in range(...)`, `break`, `continue`, `return`; one `Body` per function
+`while`, `for i in range(...)` (or over a constant tuple), `break`, `continue`, `return`; one `Body` per function
 and argument types.
 
     Body(unit, tree, globs, (F64,), "xf_py_f_float64", F64).fn    # the llvmlite function
@@ -19,7 +19,7 @@ import ast
 from llvmlite import ir
 
 from .expressions import Expressions
-from .typed import BOOL, I64, Untranslatable, cast, unify
+from .typed import BOOL, F64, I64, Static, Untranslatable, cast, unify
 
 _BRANCHES = (ast.If, ast.While, ast.For)
 
@@ -92,8 +92,10 @@ class Body(Expressions):
               and len(s.targets[0].elts) == len(s.value.elts)):     # (a, b = x, y: no struct)
             for t, v in zip(s.targets[0].elts, [self.expr(v) for v in s.value.elts]):
                 self.target(t, v)
-        elif isinstance(s, ast.Assign) and len(s.targets) == 1:
-            self.target(s.targets[0], self.expr(s.value))
+        elif isinstance(s, ast.Assign):             # (a = b = 0.0: one value, each target)
+            val = self.expr(s.value)
+            for t in s.targets:
+                self.target(t, val)
         elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             load = ast.Name(s.target.id, ast.Load())        # (x += y: Numba's x = x + y
             self.assign(s.target.id, self.expr(ast.BinOp(load, s.op, s.value)))  # on floats)
@@ -158,9 +160,11 @@ class Body(Expressions):
     def loop(self, s):
         """`while c:` or `for i in range(...)`: a head block (the test), the body, back
         edges to the head; `break`s and the failed test meet after it."""
-        step = None
+        step = seq = None
         if isinstance(s, ast.For):
-            first, stop, step = self.range(s.iter)
+            seq = self.sequence(s.iter)
+            first, stop, step = self.range(s.iter) if seq is None else (
+                ir.Constant(I64.llvm, 0), ir.Constant(I64.llvm, len(seq)), 1)
             count = self.alloca(I64)
             self.b.store(first, count)
         head = {}
@@ -188,7 +192,7 @@ class Body(Expressions):
         self.b = ir.IRBuilder(body)
         if step is not None:        # (the target, then the count's next value)
             self.b.store(self.b.add(i, ir.Constant(I64.llvm, step)), count)
-            self.target(s.target, (i, I64))
+            self.target(s.target, (i, I64) if seq is None else self.item(seq, i, I64))
         self.block(s.body)
         if self.b is not None:
             self.back(loop)
@@ -207,6 +211,22 @@ class Body(Expressions):
                 raise Widen(name)
             self.b.store(cast(self.b, self.b.load(now), tn, t), slot)
         self.b.branch(loop.block)
+
+    def sequence(self, e):
+        """The Python tuple a `for` loop runs over (a literal tuple or list of numbers, or a
+        name bound to a constant tuple: Numba's homogeneous UniTuple, its items read from a
+        constant array by the loop's index, `item`), or None for a range()."""
+        if (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "range"):
+            return None
+        if isinstance(e, (ast.Tuple, ast.List)):
+            vals = [self.expr(x) for x in e.elts]
+            if not all(isinstance(v, ir.Constant) and t in (I64, F64) for v, t in vals):
+                raise Untranslatable("a for loop over a tuple of no constants")
+            return tuple(v.constant for v, _ in vals)
+        _, t = self.expr(e)
+        if not (isinstance(t, Static) and isinstance(t.obj, tuple) and t.obj):
+            raise Untranslatable("a for loop over no range or constant tuple")
+        return t.obj
 
     def range(self, e):
         """(first, stop, step) of `range(...)`: i64 values, the step a nonzero constant."""

@@ -172,17 +172,32 @@ def _product(mod, spec, acc, xd, yd):
     mod._nest_over((spec.batch,), one)
 
 
+def integer(eqn):
+    """Whether `eqn` is a dot_general of integers of one dtype (any width, signed or not),
+    which `by_loops` computes at any size (the Numba path's loops: no BLAS for integers).
+
+        >>> integer(make_jaxpr(lambda a, b: a @ b)(i32_3x4, i32_4x2).jaxpr.eqns[0])   # True
+    """
+    if eqn.prim.name != "dot_general" or "out_permutation" in eqn.params:
+        return False
+    dts = {np.dtype(a.aval.dtype) for a in (*eqn.invars, *eqn.outvars)}
+    return len(dts) == 1 and next(iter(dts)).kind in "iu"
+
+
 def by_loops(mod, eqn, ty):
     """A float product the Numba path computes by loops (fewer than `BLAS_MIN_FLOPS`
     multiply-adds: xforms/kernels/cpu/numba/ops.py `_dot_loops`), as it spells it: per output
     element in C order, `acc = 0; acc += x * y` over the contracted dims in `lc`'s order
-    -- one rounding a step, no fused multiply-add, so its bits.
+    -- one rounding a step, no fused multiply-add, so its bits.  An integer product
+    (`integer`, `ty` its LLVM type "i8" ... "i64") the same way at its width: the sum wraps
+    modulo 2^width, the Numba kernel's int64 sum cast to the width, and XLA's.
 
         >>> by_loops(mod, eqn, "double")     # the (100,) . (100,) dot of a CG step
     """
     x, y = eqn.invars
     out = eqn.outvars[0]
-    if ty not in _KIND or len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1:
+    ints = integer(eqn)
+    if (ty not in _KIND and not ints) or len({np.dtype(a.aval.dtype) for a in (x, y, out)}) != 1:
         raise Refused("a product of mixed or non-float dtypes")
     if not all(v in mod.arrays for v in (x, y)):
         raise Refused("a product of values that are no arrays of the module")
@@ -208,9 +223,9 @@ def by_loops(mod, eqn, ty):
                 xi[a] = yi[b] = ksyms[k]
             a, b = _element(mod, ty, x, xi), _element(mod, ty, y, yi)
             prod, old, new = mod.fresh(), mod.fresh(), mod.fresh()
-            mod.emit(f"{prod} = fmul {ty} {a}, {b}")
+            mod.emit(f"{prod} = {'mul' if ints else 'fmul'} {ty} {a}, {b}")
             mod.emit(f"{old} = load {ty}, ptr {slot}")
-            mod.emit(f"{new} = fadd {ty} {old}, {prod}")
+            mod.emit(f"{new} = {'add' if ints else 'fadd'} {ty} {old}, {prod}")
             mod.emit(f"store {ty} {new}, ptr {slot}")
         mod._nest_over([xs[d] for d in lc], step)
         total = mod.fresh()
