@@ -1,0 +1,45 @@
+"""Differences from JAX at the edges (zero signs, integer overflow, NaN signs) fixed in
+session 31 (issue #31, helper "edges").
+
+JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals or as the NumPy expression that gives the same bits.
+"""
+import numpy as np
+import pytest
+
+import xforms as xf
+import xforms.lax as xlax
+import xforms.numpy as xnp
+from jax_tiers import tiers  # noqa: F401 (a fixture)
+
+
+def bits(results, want):
+    """Every result has `want`'s dtype and bits (zero signs and NaN payloads included)."""
+    want = np.ascontiguousarray(want)
+    for r in results:
+        r = np.ascontiguousarray(np.asarray(r))
+        assert r.dtype == want.dtype, r.dtype
+        np.testing.assert_array_equal(r.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.fixture(params=["llvm", "numba"])
+def cpu_path(request, monkeypatch):
+    """Both CPU paths: the direct LLVM one (default) and the Numba one."""
+    if request.param == "numba":
+        monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    return request.param
+
+
+def test_products_that_contract_nothing_keep_zero_signs(tiers, cpu_path):
+    # XLA multiplies each pair once (a dot_general without contracted dims is a multiply of
+    # broadcasts): jax 0.10.2's outer([-1, 0, -3, -0], [1, -2, -0, 0])[1] is
+    # [0, -0, -0, 0]; the compiled tier summed from +0.0 (loops and BLAS) and gave +0.0
+    b = np.array([-1.0, 0.0, -3.0, -0.0])
+    a = np.array([1.0, -2.0, -0.0, 0.0])
+    bits(tiers(xnp.outer, b, a), np.outer(b, a))
+    big = np.where(np.arange(80) % 2 == 0, -0.0, 0.0)        # a product BLAS computed
+    bits(tiers(xnp.outer, big, np.full(70, -2.0)), np.outer(big, np.full(70, -2.0)))
+    x = np.array([[-0.0, 1.0, 2.0], [3.0, -0.0, 0.0]])
+    y = np.array([[-1.0, 2.0], [0.0, -3.0], [-0.0, 4.0]])
+    dn = (((), ()), ((1, 0), (0, 1)))                          # batch dims out of order
+    bits(tiers(lambda x, y: xlax.dot_general(x, y, dn), x, y), x.T * y)
