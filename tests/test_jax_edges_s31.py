@@ -43,3 +43,20 @@ def test_products_that_contract_nothing_keep_zero_signs(tiers, cpu_path):
     y = np.array([[-1.0, 2.0], [0.0, -3.0], [-0.0, 4.0]])
     dn = (((), ()), ((1, 0), (0, 1)))                          # batch dims out of order
     bits(tiers(lambda x, y: xlax.dot_general(x, y, dn), x, y), x.T * y)
+
+
+def test_integer_pow_wraps_on_both_cpu_paths(tiers, cpu_path):
+    # XLA's integer x ** n wraps; Numba marked the products (and its own `**`) `nsw`, and
+    # LLVM folded `x ** 2 < 0` to False where x * x wraps to a negative number (3037000500
+    # ** 2 is -9223372036709301616 in int64; jax 0.10.2 op by op: True -- its jit folds the
+    # compare as XLA's LLVM does, the fast tier and NumPy wrap).  Values: jax 0.10.2's
+    x = np.array([3037000500, 3, -3037000500, 1 << 32], np.int64)
+    bits(tiers(lambda x: x ** 2 < 0, x), np.array([True, False, True, False]))
+    bits(tiers(lambda x: x ** 40 < 0, x), np.array([False, True, False, False]))
+    bits(tiers(lambda x: x ** 41, x),
+         np.array([0, -420491770248316829, 0, 0], np.int64))
+    m = np.iinfo(np.int64)
+    y = np.array([m.max, m.min, -1, 7], np.int64)
+    bits(tiers(lambda y: y ** 3, y), np.array([m.max, 0, -1, 343], np.int64))
+    bits(tiers(lambda y: y ** 9, np.array([2 ** 31 - 1, -2 ** 31, -1, 7], np.int32)),
+         np.array([2147483647, 0, -1, 40353607], np.int32))
