@@ -87,3 +87,15 @@ def test_complex_pieces_give_the_unpieced_bits(monkeypatch):
         monkeypatch.setattr(pieces, "CHUNK", 1 << 16)
         for p, w in zip(pieced, whole):
             bits([p], w)
+
+
+def test_a_sum_of_one_element_keeps_its_zero_sign(tiers):
+    # XLA's reduce over axes of size 1 is a reshape: jax 0.10.2's sum([-0.0]) is -0.0,
+    # sum([[-0.], [2.], [-0.]], axis=1) is [-0., 2., -0.], sum([-0-0j]) is -0-0j; xforms
+    # summed from +0.0 (NumPy's add.reduce, the compiled loops) and gave +0.0
+    bits(tiers(lambda z: xnp.sum(z), np.array([-0.0])), np.array(-0.0))
+    bits(tiers(lambda z: xnp.sum(z), np.array([-0.0], np.float32)), np.array(-0.0, np.float32))
+    m = np.array([[-0.0], [2.0], [-0.0]])
+    bits(tiers(lambda m: xnp.sum(m, axis=1), m), np.array([-0.0, 2.0, -0.0]))
+    bits(tiers(lambda c: xnp.sum(c), np.array([complex(-0.0, -0.0)])),
+         np.array(complex(-0.0, -0.0)))
