@@ -116,6 +116,20 @@ def test_results_are_never_overwritten_by_later_calls(pooled):
         check(r5, prog_ref(xs(5), W))
 
 
+def test_no_base_of_a_result_is_writable(pooled):
+    """Every `.base` chain of a pooled result ends at a read-only array (issue #31): writing
+    through it could change a later call's result (the fast path and `executable`'s)."""
+    jp, _ = pooled
+    for call in (jp, lambda x, w: dict(zip("abs", executable(jp)(x, w)))):
+        r = call(xs(1), W)
+        for k in "ab":
+            a = np.asarray(r[k])
+            while a is not None:
+                assert isinstance(a, np.ndarray) and not a.flags.writeable, (k, type(a))
+                a = a.base
+        check(r, prog_ref(xs(1), W))
+
+
 def test_loop_bodies_and_scan_outputs(pooled):
     _, jl = pooled
     x = xs(0)[:, :3]

@@ -327,3 +327,31 @@ def test_seed_blocks_of_several_arguments_and_matrices():
         jm = jac(lambda M: xnp.sin(M) @ a)(M)
         np.testing.assert_allclose(jm, np.einsum("ij,jk,k->ijk", np.eye(2), np.cos(M), a)
                                    .transpose(0, 1, 2).reshape(2, 2, 3), rtol=1e-13)
+
+
+def _bits(a):
+    return np.ascontiguousarray(np.asarray(a)).view(np.uint64 if np.asarray(a).itemsize == 8
+                                                    else np.uint32)
+
+
+def test_seed_products_sum_from_positive_zero():
+    """A product with the seed is a sum of products that XLA starts from +0.0: jax 0.10.2's
+    jacrev / jacfwd of W @ x and of (W @ x, V @ x), and jacfwd of sum(x * c), are +0.0 where
+    W, V, c hold -0.0 (a row of non-positive entries included); jacrev of sum(x * c) is c
+    itself (a broadcast cotangent times c: no sum).  Fast tier and compiled alike."""
+    W = np.array([[-0.0, 1.5, -2.0, 0.0], [-1.0, -0.0, -3.0, -0.0], [0.5, -0.0, 0.0, 2.0]])
+    V = np.array([[-0.0, -0.0, 1.0, -4.0], [2.0, -0.0, -0.0, 0.0]])
+    c = np.array([-0.0, 2.0, -0.0, -1.0])
+    x = np.array([1.0, -2.0, 0.5, 3.0])
+    summed = lambda *ws: [w + 0.0 for w in ws]   # NumPy's w + 0.0: -0.0 -> +0.0, as jax
+    cases = [(xf.jacfwd, lambda x: W @ x, summed(W)), (xf.jacrev, lambda x: W @ x, summed(W)),
+             (xf.jacfwd, lambda x: (W @ x, V @ x), summed(W, V)),
+             (xf.jacrev, lambda x: (W @ x, V @ x), summed(W, V)),
+             (xf.jacfwd, lambda x: xnp.sum(x * c, keepdims=True), summed(c[None])),
+             (xf.jacrev, lambda x: xnp.sum(x * c, keepdims=True), [c[None]])]
+    for jac, f, want in cases:
+        for g in (jac(f), xf.jit(jac(f)), xf.jit(jac(f), tiered=False)):
+            got = g(x)
+            got = list(got) if isinstance(got, tuple) else [got]
+            for a, w in zip(got, want):
+                np.testing.assert_array_equal(_bits(a), _bits(w))

@@ -318,7 +318,7 @@ def _array_operator(name, fn):
     base, plans = _NP_OPS.get(name) or getattr(np.ndarray, name), {}
     np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
     xnp_plan, lo, hi = _XNP, _INT64_MIN, _INT64_MAX   # (closure cells: read faster than globals)
-    view, nd, array = np.ndarray.view, np.ndarray, Array
+    view, nd, array, set_flags = np.ndarray.view, np.ndarray, Array, np.ndarray.setflags
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -338,8 +338,13 @@ def _array_operator(name, fn):
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path; plain()
                         # inlined: its two calls cost what the int range test above does)
-                        return as_arrays(np_fn(view(x, nd) if type(x) is array else x,
-                                               view(y, nd) if t is array else y))
+                        out = np_fn(view(x, nd) if type(x) is array else x,
+                                    view(y, nd) if t is array else y)
+                        if type(out) is not nd:
+                            return as_arrays(out)
+                        out = view(out, array)     # (as_arrays and read_only inline: two
+                        set_flags(out, False)      # calls less on every eager operator)
+                        return out
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass

@@ -62,6 +62,10 @@ def _accumulating(ufunc):
         if ufunc is np.multiply and x.dtype.kind == "c":    # jax's fold: XLA's products
             return complex_patch.product(x, tuple(axis))
         acc = accumulation_dtype(x.dtype)
+        if ufunc is np.add and x.size and all(x.shape[a] == 1 for a in axis):
+            # one element per sum: itself, as XLA's reshape (np.add.reduce starts from
+            # +0.0 and makes -0.0 +0.0; jax 0.10.2's sum of [-0.0] is -0.0)
+            return x.reshape([d for a, d in enumerate(x.shape) if a not in axis]).copy()
         if ufunc is np.add and _slow_column_sum(x, axis, acc):
             return np.einsum("ij->j", x)
         r = ufunc.reduce(x, axis=axis, dtype=acc)

@@ -15,7 +15,10 @@ is ``diag(v)``); the rules below rewrite
 so a Jacobian costs about as much as writing it out: ``jacrev(lambda x: tanh(W @ x))`` is
 ``(1 - y**2)[:, None] * W``, with no n-by-n product.  The rewrites drop the products with
 the zeros off the diagonal (exact for finite values: inf * 0 no longer makes a NaN there).
-Seeds of matrix inputs (a reshaped block) are not rewritten.
+A sum of two or more products starts, as XLA's does, from +0.0, so a real -0.0 it copies
+becomes +0.0 (jax 0.10.2's ``jacrev(lambda v: W @ v)`` is +0.0 where W is -0.0); a
+contraction of length 1 keeps the sign (jax's own tiers disagree there: eager +0.0, jit
+-0.0).  Seeds of matrix inputs (a reshaped block) are not rewritten.
 
     >>> # dot_general(W, eye) contracting W's axis 1 with the seed's axis 1  ->  W
 """
@@ -145,6 +148,22 @@ class _Chain:
             self.eqns.append(b)
         self.apply("mul", {}, shape, v)
 
+    def positive_zeros(self, length):
+        """x with -0.0 made +0.0 (select(x == 0, x, +0.0)) where x stands for a sum of
+        `length` >= 2 real products: XLA's sums start from +0.0.  Not `x + 0.0`, which the
+        simplifier forwards as XLA does."""
+        dt = self.x.aval.dtype
+        if length < 2 or dt.kind != "f":
+            return
+        shape = self.x.aval.shape
+        zero = Literal(dt.type(0), self.x.aval.update(shape=(), weak_type=False))
+        aval = self.x.aval.update(dtype=np.dtype(bool), weak_type=False)
+        e, is_zero = _eqn(self.eqn, "eq", [self.x, zero], {}, aval)
+        self.eqns.append(e)
+        aval = self.eqn.outvars[0].aval.update(shape=tuple(shape))
+        e, self.x = _eqn(self.eqn, "select_n", [is_zero, self.x, zero], {}, aval)
+        self.eqns.append(e)
+
     def done(self):
         out = self.eqn.outvars[0]
         if not self.eqns:            # a no-op conversion: the simplifier forwards x itself
@@ -191,6 +210,7 @@ def _dot(eqn, producers):
             c.apply("pad", {"padding_config": tuple(cfg)}, shape, zero)
         if not early and scale is not _ONE:
             c.scale(scale, oc)
+        c.positive_zeros(d.aval.shape[dc])
         free = [i for i in range(len(shape)) if i != oc]
         perm = tuple(free + [oc]) if side == 1 else tuple([oc] + free)
         if perm != tuple(range(len(perm))):
@@ -211,10 +231,12 @@ def _reduce_sum(eqn, producers):
         one = Literal(out.aval.dtype.type(1), out.aval.update(shape=(), weak_type=False))
         return [eqn.replace(prim=lookup("broadcast_in_dim"), invars=[one],
                             params={"shape": out.aval.shape, "broadcast_dimensions": ()})]
+    c = _Chain(eqn, scale)
     if scale.aval.shape == ():
-        return [eqn.replace(prim=lookup("broadcast_in_dim"), invars=[scale],
-                            params={"shape": out.aval.shape, "broadcast_dimensions": ()})]
-    return _scaled(eqn, scale, _ONE, 0)
+        c.apply("broadcast_in_dim", {"shape": out.aval.shape, "broadcast_dimensions": ()},
+                out.aval.shape)
+    c.positive_zeros(x.aval.shape[eqn.params["axes"][0]])
+    return c.done()
 
 
 def _transpose(eqn, producers):

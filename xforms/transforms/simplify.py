@@ -181,6 +181,10 @@ def _rewrite_once(eqn, producers):
     # arithmetic, zeros' signs included).  Not -(a - b) = b - a nor (-a) - b = -(a + b):
     # at a = b (a = -b) they give +0.0 where XLA gives -0.0 (jax 0.10.2's jit of
     # -(p - p) at p = -0.0 is -0.0; found by the indexed fuzz run, session 29)
+    if name == "reduce_sum" and all(ins[0].aval.shape[a] == 1 for a in eqn.params["axes"]):
+        # a sum over axes of size 1 is its one element (XLA's reshape: -0.0 stays -0.0,
+        # where a sum from +0.0 would give +0.0; jax 0.10.2's sum of [-0.0] is -0.0)
+        return _as(eqn, "reshape", [ins[0]], {"new_sizes": tuple(out.aval.shape)})
     if name in ("dot_general", "reduce_sum", "transpose"):   # products with a Jacobian seed
         new = identity_basis.rewrite(eqn, producers)
         if new is not None:

@@ -197,7 +197,8 @@ class CpuExecutable:
         flat = [r] if n == 1 else list(r) if n <= OUT_GROUP else [x for g in r for x in g]
         slots = self.output_slots
         outs = [as_array0(x, a.dtype) if not a.shape else
-                read_only(x.view(Array)) if k in slots else x      # (a pooled buffer's view)
+                x.base.view(Array) if k in slots else x    # (a view of a pooled buffer's
+                # read-only owner: read-only too, buffers.output_buffer)
                 for k, (x, a) in enumerate(zip(flat, self.out_avals))]
         for k in self._weak_outs:         # (mostly none: weak results of Python scalars)
             outs[k] = as_weak(outs[k])

@@ -110,6 +110,21 @@ def workspace_array(nbytes):
     return raw[off:off + nbytes]
 
 
+def output_buffer(shape, dtype):
+    """A pooled output buffer: a writable view (the kernel's argument) of an owner that is
+    read-only.  Results are views of the owner (`buffer.base`), so every `.base` chain of a
+    result ends at a read-only array: a caller cannot write a later call's result through
+    it (issue #31).  The pool asks the owner's reference count whether a result is held.
+
+        >>> b = output_buffer((2,), np.float64); b.flags.writeable, b.base.flags.writeable
+        (True, False)
+    """
+    owner = np.empty(shape, dtype)
+    buf = owner.view()
+    owner.setflags(write=False)        # (after the view: a view of it would be read-only)
+    return buf
+
+
 class BufferPool:
     """The reusable buffers of one compiled function: `ws_nbytes` of workspace (0: none)
     and one recycled buffer per entry of `out_specs` ((shape, dtype) pairs)."""
@@ -163,7 +178,7 @@ class BufferPool:
                 keep = self._reserve()
         entry = [workspace_array(self.ws_nbytes) if self.ws_nbytes else None]
         for shape, dt in self.out_specs:
-            entry += [np.empty(shape, dt), None]
+            entry += [output_buffer(shape, dt), None]
         entry.append(keep)
         return entry
 
@@ -183,18 +198,18 @@ class BufferPool:
         current one is still held (by the caller's earlier result): the spare if it is free,
         else a new buffer.  The one still held becomes the spare (it is free again once the
         caller lets go), the pool's reference to an older held one is dropped."""
-        if entry[i + 1] is not None and _getrefcount(entry[i + 1]) == FREE:
+        if entry[i + 1] is not None and _getrefcount(entry[i + 1].base) == FREE:
             entry[i], entry[i + 1] = entry[i + 1], entry[i]
             return
         shape, dt = self.out_specs[(i - 1) // 2]
         entry[i + 1] = entry[i]
-        entry[i] = np.empty(shape, dt)
+        entry[i] = output_buffer(shape, dt)
 
     def args(self, entry):
         """The kernel's trailing arguments for this entry (claiming free output buffers)."""
         out = [entry[0]] if self.ws_nbytes else []
         for i in range(1, 2 * len(self.out_specs), 2):
-            if _getrefcount(entry[i]) != FREE:
+            if _getrefcount(entry[i].base) != FREE:
                 self.claim(entry, i)
             out.append(entry[i])
         return out

@@ -17,13 +17,11 @@ from the pool's free list:
         except IndexError:
             w = acquire()
         try:
-            if rc(w[1]) != FREE: claim(w, 1)  # the caller still holds output buffer 0
+                if rc(w[1].base) != FREE: claim(w, 1)  # the caller still holds output 0
             r = kernel(x0, w[0], w[1])
         finally:
             if w[-1]: push(w)
-        o0 = r.view(Array)                    # a new view: the buffer is its .base
-        setflags(o0, False)                   # (read-only, as every Array)
-        return o0
+        return r.base.view(Array)             # a view of the buffer's read-only owner
 
 Whatever it does not check, the kernel's Numba signature does (dtype, rank, contiguity,
 writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyError,
@@ -65,9 +63,12 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
             # a new read-only Array (issue #31): a 0-d one of the scalar (np.array(v) without
             # a dtype argument is the fastest spelling) or a view of a pooled buffer; set
             # inline, positionally (a keyword costs 150 ns more per call)
+            # (a pooled buffer's owner is read-only, and so is a view of it: buffers.py)
             dt = "" if a.dtype == np.float64 else f", odt{k}"
-            made = f"array({acc}{dt})" if not a.shape else acc
-            wraps += [f"o{k} = {made}.view(Array)", f"setflags(o{k}, False)"]
+            if not a.shape:
+                wraps += [f"o{k} = array({acc}{dt}).view(Array)", f"setflags(o{k}, False)"]
+            else:
+                wraps.append(f"o{k} = {acc}.base.view(Array)")
             env_outs.append(f"o{k}")
         else:       # (a kernel's own array reaches Python as a read-only Array already)
             env_outs.append(acc)
@@ -188,7 +189,7 @@ def _call_with_buffers(lines, env, pool, args):
     checks = []
     for j in range(len(pool.out_specs)):
         i = 1 + 2 * j
-        checks.append(f"    if rc(w[{i}]) != FREE: claim(w, {i})")
+        checks.append(f"    if rc(w[{i}].base) != FREE: claim(w, {i})")
         bufs.append(f"w[{i}]")
     lines += ["try:", "    w = pop()", "except IndexError:", "    w = acquire()", "try:",
               *checks, f"    r = kernel({', '.join(args + bufs)})", "finally:",

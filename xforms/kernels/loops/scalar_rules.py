@@ -345,6 +345,26 @@ def _complex_power_by_squaring(ctx, x, n):
 
 
 scalar_rules[integer_pow_p] = _integer_pow
+
+
+def _cpu_integer_pow(ctx, x):
+    """A signed integer x**n (n >= 0) whose products wrap, as XLA's: Numba marks signed
+    products and its own `**` `nsw` (see `_cpu_arith`), so the products are spelled on
+    uint64 (n <= 8: XLA's repeated products) or by cpu_runtime's `wrapping_ipow` (by
+    squaring: the same bits modulo 2**64), then cast to the dtype (wrapping).
+
+        >>> _cpu_integer_pow(ctx_int64_y3, "a")
+        'np.int64(np.uint64(a) * np.uint64(a) * np.uint64(a))'
+    """
+    n, dt = ctx.params["y"], np.dtype(ctx.dtype)
+    if dt.kind != "i" or n < 1:
+        return _integer_pow(ctx, x)
+    if n <= 8:
+        return f"np.{dt.name}({' * '.join([f'np.uint64({x})'] * n)})"
+    return f"np.{dt.name}({ctx.inline_helper('wrapping_ipow')}(np.int64({x}), {n}))"
+
+
+register_scalar_rule(integer_pow_p, _cpu_integer_pow, "cpu")
 scalar_rules[rsqrt_p] = lambda ctx, x: (     # complex: XLA's (complex_arith/elementary.py)
     ctx.complex_call("complex_rsqrt", x) if _kind(ctx.dtype) == "c"
     else _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})"))

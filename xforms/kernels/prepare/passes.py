@@ -5,7 +5,8 @@
    hook: the CALL primitives, whose facts give `inline(eqn)`, xforms/core/facts.py) with fresh
    variables, and forwards the primitives whose facts say `lowers_to_identity`
    (stop_gradient: an identity once no transform follows);
-2. folds `transpose` into `dot_general`: a transposed operand becomes different dimension
+2. makes each product that contracts nothing a mul of broadcasts, as XLA does
+   (outer_products.py: -0.0 stays -0.0), then folds `transpose` into `dot_general`: a transposed operand becomes different dimension
    numbers, and `transpose(dot_general(x, y))` that swaps the free blocks becomes
    `dot_general(y, x)` (BLAS reads transposed operands for free), and a product by a 0-d
    operand (the transpose of a vector dot: `dot_general 1.0 a`) becomes a `mul` of the
@@ -28,6 +29,7 @@ from xforms.primitives.structural import broadcast_in_dim_p
 from xforms.transforms.simplify import dce
 
 from .licm import hoist_invariants
+from .outer_products import expand_outer_products
 from .pad_sums import concat_pad_sums
 from .scan_products import hoist_step_products, sink_stacked_maps
 
@@ -53,7 +55,8 @@ def prepare(closed):
     eqns = []
     outvars = inline(closed.jaxpr, {}, eqns, fresh=False, expand=_expand, hoist=hoist)
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
-    jaxpr = hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(jaxpr))))
+    jaxpr = hoist_invariants(dce(concat_pad_sums(_fold_dot_transposes(
+        expand_outer_products(jaxpr)))))
     carried = _scan_carries(jaxpr)      # (only these can be a zero accumulator: a constant
     # is read whole to tell, 10-50 ms for a large one, in every compile)
     jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts)

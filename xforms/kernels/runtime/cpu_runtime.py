@@ -576,6 +576,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 from .sort import argsort_stable, argsort_stable_after  # noqa: E402,F401  (sort lowering)
 from .float16 import round_float16  # noqa: E402,F401  (float16 held in float32)
+from .int_power import wrapping_ipow  # noqa: E402,F401  (integer_pow: no nsw)
 
 
 @intrinsic
