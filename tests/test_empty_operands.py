@@ -30,3 +30,14 @@ def test_cov_takes_the_weights_absolute_values(tiers):
                                [[1.76666667, 2.25], [2.25, 3.975]], rtol=1e-8)
     np.testing.assert_allclose(xnp.cov(x, aweights=np.array([0.5, -1.0, 2.0])),
                                [[2.5, 3.25], [3.25, 5.625]], rtol=1e-8)
+
+
+def test_unstack_of_an_empty_axis_is_an_empty_tuple():
+    # jnp.unstack(int8 (0,)) = (); unstack((0, 3)) = (); unstack((0, 3), axis=1) = three
+    # (0,) slices (xforms raised ZeroDivisionError: integer modulo by zero)
+    import xforms as xf
+    for f in (xnp.unstack, xf.jit(xnp.unstack)):
+        assert f(np.zeros(0, np.int8)) == ()
+        assert f(np.zeros((0, 3), np.float32)) == ()
+    parts = xnp.unstack(np.zeros((0, 3), np.float32), axis=1)
+    assert [(p.shape, p.dtype) for p in parts] == [((0,), np.float32)] * 3

@@ -56,9 +56,14 @@ def matrix_transpose(x, /):
 
 
 def unstack(x, /, *, axis=0):
-    """Tuple of the slices along axis."""
+    """Tuple of the slices along axis (none for an empty axis, as jax).
+
+        >>> [p.shape for p in unstack(xnp.zeros((0, 3)), axis=1)]      # [(0,), (0,), (0,)]
+    """
     x = asarray_operand(x)
     ax = canon_axis(axis, aval(x).ndim)
+    if aval(x).shape[ax] == 0:          # (split into 0 parts divided by zero)
+        return ()
     return tuple(man.squeeze(p, ax) for p in man.split(x, aval(x).shape[ax], ax))
 
 
