@@ -7,6 +7,7 @@ against the previous one row by row before it is published, so that a regression
     python -m benchmarks.compare rows NEW.json OLD.json        # every xforms row, old -> new
     python -m benchmarks.compare rows NEW.json OLD.json --only-changed 1.15
     python -m benchmarks.compare merge BASE.json OVER1.json ... --out MERGED.json
+    python -m benchmarks.compare show RUN.json [--only mlp,cliffs]   # the table's figures
 
 ``rows`` prints one line per case measured in both: the xforms time, its ratio to JAX in
 each run, and the per-process ratios where the run had several processes; ``!`` marks a
@@ -56,6 +57,22 @@ def compare_rows(new: dict, old: dict, threshold: float = 1.15, only_changed: bo
     return lines
 
 
+def show_rows(rows: dict, only=()):
+    """One line per xforms case of a run: its time, JAX's, the ratio and the limit's ratio
+    (the README table's columns), and its first call beside JAX's."""
+    lines = []
+    for key in sorted(k for k in rows if k[3] == "xforms" and (not only or k[0] in only)):
+        r = rows[key]
+        jax = rows.get(key[:3] + ("jax",))
+        jv = f"{jax['value']:.4g}" if jax else "-"
+        first = (f"first {r.get('first_call_s', float('nan')):.3g}/"
+                 f"{jax.get('first_call_s', float('nan')) if jax else float('nan'):.3g} s")
+        lines.append(f"{key[0]:14s} {key[1]:26s} {key[2]:48s} {r['value']:10.4g} {jv:>10s} "
+                     f"{r['unit']:9s} x{r.get('ratio_jax', float('nan')):5.2f} "
+                     f"lim {r.get('ratio_limit', float('nan')):5.2f}  {first}  {_fmt_each(r)}")
+    return lines
+
+
 def merge_runs(paths: list[str]) -> dict:
     """BASE's run with every later file's rows laid over it, case by case."""
     with open(paths[0]) as f:
@@ -78,10 +95,17 @@ def main(argv=None) -> int:
     r.add_argument("old")
     r.add_argument("--threshold", type=float, default=1.15)
     r.add_argument("--only-changed", action="store_true")
+    sh = sub.add_parser("show", help="the xforms rows of one run beside JAX's")
+    sh.add_argument("run")
+    sh.add_argument("--only", default="")
     m = sub.add_parser("merge", help="lay later runs over BASE")
     m.add_argument("paths", nargs="+")
     m.add_argument("--out", required=True)
     args = ap.parse_args(argv)
+    if args.cmd == "show":
+        only = tuple(w for w in args.only.split(",") if w)
+        print("\n".join(show_rows(load_rows(args.run), only)))
+        return 0
     if args.cmd == "rows":
         lines = compare_rows(load_rows(args.new), load_rows(args.old), args.threshold,
                              args.only_changed)
