@@ -7,16 +7,25 @@ Each namespace is imported on first access (`xforms.scipy.stats.norm` after `imp
 works), as jax.scipy's are: a program that uses none of them does not pay for them.
 """
 import importlib
-
-_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
-               "signal", "sparse", "spatial", "special", "stats")
+import sys
 
 
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def lazy_namespaces(module, names):
+    """`(__getattr__, __dir__)` for the package `module` (a name) whose `names` are submodules
+    imported on first access.
+
+        >>> __getattr__, __dir__ = lazy_namespaces(__name__, ("vq",))
+    """
+    def __getattr__(name):
+        if name in names:
+            return importlib.import_module(f"{module}.{name}")
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def __dir__():
+        return sorted(set(vars(sys.modules[module])) | set(names))
+    return __getattr__, __dir__
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_namespaces(__name__, (
+    "cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+    "sparse", "spatial", "special", "stats"))

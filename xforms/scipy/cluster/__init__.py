@@ -3,16 +3,6 @@
 
     >>> from xforms.scipy.cluster.vq import vq
 """
-import importlib
+from xforms.scipy import lazy_namespaces
 
-_SUBMODULES = ("vq",)
-
-
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_namespaces(__name__, ("vq",))
