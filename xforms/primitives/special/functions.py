@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from .erf_inv_poly import erf_inv_composite
 from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
 from ...core.facts import math_names
@@ -154,8 +155,26 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
 # ---- error functions -------------------------------------------------------------------------
 erf_p = _prim("erf", "erf", math="erf")
 erfc_p = _prim("erfc", "erfc", math="erfc")
-erf_inv_p = _prim("erf_inv", "erfinv", scalar="erfinv")
 erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
+
+
+def _erf_inv_impl(x):
+    """XLA's polynomial on NumPy operands (erf_inv_poly.py: the compiled paths inline it)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(erf_inv_composite(x))
+
+
+def _erf_inv_inline(eqn):
+    """erf_inv's lowering: erf_inv_poly's composite, traced once per aval and inlined, so
+    every path (Numba, direct LLVM, CUDA) fuses XLA's one-pass polynomial into its loop."""
+    from ...transforms.tracing import trace_cached
+    avals = [v.aval for v in eqn.invars]
+    closed, _ = trace_cached((erf_inv_p, tuple(avals)),
+                             lambda x: [erf_inv_composite(x)], avals)
+    return closed
+
+
+erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inline)
 
 
 def erf(x):
