@@ -133,3 +133,51 @@ def _erf_inv64(w):
     for i in range(19, 23):
         p = _where(lt6, ew.add(coef(i), ew.mul(p, z)), p, w)
     return p
+
+
+# ---- the eager tier's form: the same operations per element, one branch at a time -----------
+def _horner_np(z, coeffs):
+    p = np.full_like(z, coeffs[0])
+    for c in coeffs[1:]:
+        p *= z
+        p += z.dtype.type(c)
+    return p
+
+
+def _log1p64_np(t):
+    """log1p64 on a float64 array: each element takes the branch the selects pick."""
+    s2 = t * t                  # (the small branch on all: no gather of the common case)
+    out = t + (-0.5 * s2 + (t * s2) * (_horner_np(t, _LOG1P_P) / _horner_np(t, _LOG1P_Q)))
+    big = ~(np.abs(t) < 0.41421356237309504880)
+    out[big] = np.log(t[big] + 1.0)
+    return out
+
+
+def erf_inv_numpy(x):
+    """erf_inv_composite on a NumPy array in a handful of passes (the composite's selects
+    over broadcast coefficients took 234 ms eagerly at 10^6 float64, scipy's erfinv 28):
+    each element's polynomial is evaluated on the branch it falls in, in the composite's
+    order, so the per-element arithmetic (and the bits) are the composite's.
+
+        >>> erf_inv_numpy(np.array([0.5, 1.0]))      # [0.47693627620446987, inf]
+    """
+    x = np.asarray(x)
+    if x.ndim != 1:                 # (the branches assign through masks: a flat view)
+        return erf_inv_numpy(x.reshape(-1)).reshape(x.shape)
+    if x.dtype == np.float16:
+        return erf_inv_numpy(x.astype(np.float32)).astype(np.float16)
+    k = x.dtype.type
+    t = -x * x
+    w = -(_log1p64_np(t) if x.dtype == np.float64 else np.log1p(t))
+    if x.dtype == np.float64:
+        branches = ((w < 6.25, _ERFINV64_A, lambda v: v - 3.125),
+                    ((w >= 6.25) & (w < 16.0), _ERFINV64_B[:19], lambda v: np.sqrt(v) - 3.25),
+                    (~(w < 16.0), _ERFINV64_C[:17], lambda v: np.sqrt(v) - 5.0))
+    else:
+        branches = ((w < k(5.0), _ERFINV32_SMALL, lambda v: v - k(2.5)),
+                    (~(w < k(5.0)), _ERFINV32_LARGE, lambda v: np.sqrt(v) - k(3.0)))
+    _, coeffs, shift = branches[0]
+    p = _horner_np(shift(w), coeffs)        # (the central branch on all: the common case)
+    for mask, coeffs, shift in branches[1:]:
+        p[mask] = _horner_np(shift(w[mask]), coeffs)
+    return np.where(np.abs(x) == k(1.0), x * k(np.inf), p * x)

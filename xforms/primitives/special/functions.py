@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .erf_inv_poly import erf_inv_composite
+from .erf_inv_poly import erf_inv_composite, erf_inv_numpy
 from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
 from ...core.facts import math_names
@@ -161,7 +161,7 @@ erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
 def _erf_inv_impl(x):
     """XLA's polynomial on NumPy operands (erf_inv_poly.py: the compiled paths inline it)."""
     with np.errstate(all="ignore"):
-        return np.asarray(erf_inv_composite(x))
+        return erf_inv_numpy(x)
 
 
 def _erf_inv_inline(eqn):
