@@ -166,6 +166,11 @@ def erf_inv_numpy(x):
         return erf_inv_numpy(x.reshape(-1)).reshape(x.shape)
     if x.dtype == np.float16:
         return erf_inv_numpy(x.astype(np.float32)).astype(np.float16)
+    with np.errstate(all="ignore"):        # (inf at +-1, NaN beyond: the values wanted)
+        return _erf_inv_numpy(x)
+
+
+def _erf_inv_numpy(x):
     k = x.dtype.type
     t = -x * x
     w = -(_log1p64_np(t) if x.dtype == np.float64 else np.log1p(t))

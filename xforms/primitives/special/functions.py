@@ -160,8 +160,7 @@ erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
 
 def _erf_inv_impl(x):
     """XLA's polynomial on NumPy operands (erf_inv_poly.py: the compiled paths inline it)."""
-    with np.errstate(all="ignore"):
-        return erf_inv_numpy(x)
+    return erf_inv_numpy(x)
 
 
 def _erf_inv_inline(eqn):
