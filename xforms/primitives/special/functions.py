@@ -6,7 +6,9 @@ Each is an elementwise primitive on real floating operands of one dtype (xforms.
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
 implementation (scipy.special, imported on the first eager call: importing it costs more than the
 rest of xforms), the jvp from the known derivative, batching, lowering facts.
-lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
+lgamma, erf and erfc lower to libm's (their math names); erf_inv computes XLA's polynomial
+(erf_inv_poly.py: the lowering inlines it, the eager tier runs its NumPy form), so its values
+are JAX's to rounding.  The others' compiled implementation
 is a scalar function of xforms/kernels/libm/special.py or xforms/kernels/libm/bessel.py (plain Python on
 `math`), which
 xforms/kernels/ops/special.py registers as the primitive's elementwise Numba implementation (the
@@ -70,7 +72,7 @@ def _sp(fn):
 def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
-    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; erf_inv 56, digamma 38 measured)."""
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured)."""
     if math is not None:
         return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
     p = define(name, _sp(fn), nargs, accept=_real, cost=cost)
