@@ -175,7 +175,9 @@ def _erf_inv_inline(eqn):
     return closed
 
 
-erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inline)
+# eager_ns: its NumPy form's ~75 passes, 77 ns/element at 10^6 float64 (21 float32), 2026-12-01
+erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inline,
+                   eager_ns=75.0)
 
 
 def erf(x):
