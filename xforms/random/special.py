@@ -1,48 +1,18 @@
-"""erf_inv, erf and lgamma composed from elementwise operations with the polynomials XLA
-uses (so `normal`, `truncated_normal` and `poisson` follow JAX's numbers to rounding): Giles'
-erfinv approximations (single and double precision), Cephes' erf/erfc and Lanczos' lgamma
-(g = 7, n = 9).  They fuse into the sampling loops; only primal values are needed here.
+"""erf and lgamma composed from elementwise operations with the polynomials XLA uses (so
+`truncated_normal` and `poisson` follow JAX's numbers to rounding): Cephes' erf/erfc and
+Lanczos' lgamma (g = 7, n = 9).  They fuse into the sampling loops; only primal values are
+needed here.  erf_inv is the primitive, which computes XLA's polynomial itself
+(xforms/primitives/special/erf_inv_poly.py, inlined by the lowering: one copy of it).
 
-    >>> erf_inv(xnp.array([0.5]))        # 0.47693628
+    >>> erf(xnp.array([0.5]))        # 0.52049988
 """
 import math
 
 import numpy as np
 
 from .. import numpy as xnp
-
-_ERFINV32_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV32_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                   0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-_ERFINV64_A = (-3.6444120640178196996e-21, -1.685059138182016589e-19,
-               1.2858480715256400167e-18, 1.115787767802518096e-17,
-               -1.333171662854620906e-16, 2.0972767875968561637e-17,
-               6.6376381343583238325e-15, -4.0545662729752068639e-14,
-               -8.1519341976054721522e-14, 2.6335093153082322977e-12,
-               -1.2975133253453532498e-11, -5.4154120542946279317e-11,
-               1.051212273321532285e-09, -4.1126339803469836976e-09,
-               -2.9070369957882005086e-08, 4.2347877827932403518e-07,
-               -1.3654692000834678645e-06, -1.3882523362786468719e-05,
-               0.0001867342080340571352, -0.00074070253416626697512,
-               -0.0060336708714301490533, 0.24015818242558961693, 1.6536545626831027356)
-_ERFINV64_B = (2.2137376921775787049e-09, 9.0756561938885390979e-08,
-               -2.7517406297064545428e-07, 1.8239629214389227755e-08,
-               1.5027403968909827627e-06, -4.013867526981545969e-06,
-               2.9234449089955446044e-06, 1.2475304481671778723e-05,
-               -4.7318229009055733981e-05, 6.8284851459573175448e-05,
-               2.4031110387097893999e-05, -0.0003550375203628474796,
-               0.00095328937973738049703, -0.0016882755560235047313,
-               0.0024914420961078508066, -0.0037512085075692412107,
-               0.005370914553590063617, 1.0052589676941592334, 3.0838856104922207635)
-_ERFINV64_C = (-2.7109920616438573243e-11, -2.5556418169965252055e-10,
-               1.5076572693500548083e-09, -3.7894654401267369937e-09,
-               7.6157012080783393804e-09, -1.4960026627149240478e-08,
-               2.9147953450901080826e-08, -6.7711997758452339498e-08,
-               2.2900482228026654717e-07, -9.9298272942317002539e-07,
-               4.5260625972231537039e-06, -1.9681778105531670567e-05,
-               7.5995277030017761139e-05, -0.00021503011930044477347,
-               -0.00013871931833623122026, 1.0103004648645343977, 4.8499064014085844221)
+from ..primitives.special.erf_inv_poly import log1p64  # noqa: F401  (samplers' log1p)
+from ..primitives.special.functions import erf_inv  # noqa: F401  (the primitive: XLA's polynomial)
 
 
 def _float32_for_float16(fn):
@@ -58,60 +28,6 @@ def _float32_for_float16(fn):
 
 def _const(x, c):
     return np.asarray(c, x.dtype)[()]
-
-
-_LOG1P_P = (4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
-            2.9911919328553073277375E1, 6.0949667980987787057556E1, 5.7112963590585538103336E1,
-            2.0039553499201281259648E1)
-_LOG1P_Q = (1., 1.5062909083469192043167E1, 8.3047565967967209469434E1,
-            2.2176239823732856465394E2, 3.0909872225312059774938E2, 2.1642788614495947685003E2,
-            6.0118660497603843919306E1)
-
-
-def log1p64(x):
-    """log1p as XLA's CPU backend computes it for float64 (Cephes' rational approximation
-    below sqrt(2) - 1, log(1 + x) above): JAX's normals inherit its rounding, so this
-    brings xforms' float64 normals from ~30 ulp to ~1 ulp of JAX's."""
-    x2 = x * x
-    small = x + (-0.5 * x2 + (x * x2) * (_poly(x, _LOG1P_P) / _poly(x, _LOG1P_Q)))
-    return xnp.where(xnp.abs(x) < 0.41421356237309504880, small, xnp.log(x + 1.0))
-
-
-@_float32_for_float16
-def erf_inv(x):
-    """Inverse error function on (-1, 1); +-inf at +-1."""
-    w = -(log1p64(-x * x) if x.dtype == np.float64 else xnp.log1p(-x * x))
-    if x.dtype == np.float64:
-        p = _erf_inv64(w)
-    else:
-        lt = w < _const(x, 5.0)
-        w = xnp.where(lt, w - _const(x, 2.5), xnp.sqrt(w) - _const(x, 3.0))
-        p = _const(x, _ERFINV32_SMALL[0])
-        p = xnp.where(lt, p, _const(x, _ERFINV32_LARGE[0]))
-        for a, b in zip(_ERFINV32_SMALL[1:], _ERFINV32_LARGE[1:]):
-            p = xnp.where(lt, _const(x, a), _const(x, b)) + p * w
-    return xnp.where(xnp.abs(x) == _const(x, 1), x * _const(x, np.inf), p * x)
-
-
-def _erf_inv64(w):
-    lt6, lt16 = w < 6.25, w < 16.0
-    z = xnp.where(lt6, w - 3.125, xnp.sqrt(w) - xnp.where(lt16, 3.25, 5.0))
-
-    def coef(i):
-        c = _ERFINV64_A[i]
-        if i < 19:
-            c = xnp.where(lt6, c, _ERFINV64_B[i])
-        if i < 17:
-            c = xnp.where(lt16, c, _ERFINV64_C[i])
-        return c
-    p = coef(0)
-    for i in range(1, 17):
-        p = coef(i) + p * z
-    for i in range(17, 19):
-        p = xnp.where(lt16, coef(i) + p * z, p)
-    for i in range(19, 23):
-        p = xnp.where(lt6, coef(i) + p * z, p)
-    return p
 
 
 def _poly(x, coeffs):

@@ -13,9 +13,10 @@ Methods (all our own derivations from the textbook formulas; no tables):
     zeta(s, q)       Hurwitz zeta, Euler-Maclaurin: terms up to q >= 10 + s, the tail
                      integral, up to 12 Bernoulli corrections; below q = -32 (an integer
                      s) the terms up to 0 folded into zeta(s, f), zeta(s, 1 - f), f = frac(-q)
-    erfinv, erfcinv  a rough inverse (a log-based start) polished by Halley steps on erf (for
+    erfcinv          a rough inverse (a log-based start) polished by Halley steps on erf (for
                      |y| <= 1/2) or on erfc (tails: 1 - |y| is exact there, so the tails keep
-                     full relative precision down to erfc^-1(1e-300))
+                     full relative precision down to erfc^-1(1e-300)); erf_inv is not here:
+                     it computes XLA's polynomial (xforms/primitives/special/erf_inv_poly.py)
     gammainc(a, x)   series for x < a + 1, else Lentz's continued fraction for Q
     betainc(a, b, x) Lentz's continued fraction, on the side x < (a+1)/(a+b+2) (symmetry)
     i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
@@ -25,14 +26,14 @@ Measured accuracy against scipy.special in float64: max relative error over rand
 
     digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
     zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15
-    erfinv     y in (-1, 1)                          3.9e-16 ; erfcinv z in [1e-300, 2) 6.6e-16
+    erfcinv    z in [1e-300, 2)                      6.6e-16
     gammainc   a in (0, 100], x in [0, 200]          1.3e-13 (P and Q; worse for a > 1e3: ~a eps)
     betainc    a, b in (0, 50], x in [0, 1]          4.5e-13
     i0e, i1e   x in [-700, 700]                      1.7e-15
     lgamma, erf, erfc: the C library's (math module), ~1 ulp
 
 Speed (1-D, 2^20 float64 elements, one core, under heavy load, jit vs scipy.special vs jax.jit):
-gammaln 100/110/139 ms, digamma 108/77/116, erfinv 181/55/42, gammainc 503/466/12205,
+gammaln 100/110/139 ms, digamma 108/77/116, gammainc 503/466/12205,
 betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
@@ -145,7 +146,8 @@ _SQRT_PI_2 = 0.5 * math.sqrt(math.pi)     # 1 / erf'(0)
 
 
 def _make_inverse(complement):
-    """erf^-1 (complement=False, argument y) or erfc^-1 (True, argument z = 1 - y)."""
+    """erf^-1 (complement=False, argument y) or erfc^-1 (True, argument z = 1 - y); only
+    erfc^-1 is a primitive's kernel (erf_inv computes XLA's polynomial instead)."""
     def inverse(v):
         lo, hi = (0.0, 2.0) if complement else (-1.0, 1.0)
         if v != v or v < lo or v > hi:
@@ -179,9 +181,8 @@ def _make_inverse(complement):
     return inverse
 
 
-erfinv = _make_inverse(False)
 erfcinv = _make_inverse(True)
-erfinv.__name__, erfcinv.__name__ = "erfinv", "erfcinv"
+erfcinv.__name__ = "erfcinv"
 
 
 # ---- regularized incomplete gamma ------------------------------------------------------------
@@ -367,8 +368,6 @@ def _report():
     print("digamma ", rel(digamma, sp.digamma, x))
     s_, q_ = rng.uniform(1.01, 30, 2000), rng.uniform(0.01, 100, 2000)
     print("zeta    ", rel(zeta, sp.zeta, s_, q_))
-    y = rng.uniform(-1, 1, 4000)
-    print("erfinv  ", rel(erfinv, sp.erfinv, y))
     z = np.concatenate([10.0 ** rng.uniform(-300, 0, 2000), rng.uniform(0, 2, 2000)])
     print("erfcinv ", rel(erfcinv, sp.erfcinv, z))
     a_, x_ = rng.uniform(0.01, 100, 3000), rng.uniform(0, 200, 3000)

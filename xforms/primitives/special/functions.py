@@ -6,7 +6,9 @@ Each is an elementwise primitive on real floating operands of one dtype (xforms.
 broadcasts and promotes first) with its rules in one block: abstract evaluation, a NumPy
 implementation (scipy.special, imported on the first eager call: importing it costs more than the
 rest of xforms), the jvp from the known derivative, batching, lowering facts.
-lgamma, erf and erfc lower to libm's (their math names).  The others' compiled implementation
+lgamma, erf and erfc lower to libm's (their math names); erf_inv computes XLA's polynomial
+(erf_inv_poly.py: the lowering inlines it, the eager tier runs its NumPy form), so its values
+are JAX's to rounding.  The others' compiled implementation
 is a scalar function of xforms/kernels/libm/special.py or xforms/kernels/libm/bessel.py (plain Python on
 `math`), which
 xforms/kernels/ops/special.py registers as the primitive's elementwise Numba implementation (the
@@ -23,6 +25,7 @@ import math
 
 import numpy as np
 
+from .erf_inv_poly import erf_inv_composite, erf_inv_numpy
 from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
 from ...core.facts import math_names
@@ -69,7 +72,7 @@ def _sp(fn):
 def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
-    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; erf_inv 56, digamma 38 measured)."""
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured)."""
     if math is not None:
         return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
     p = define(name, _sp(fn), nargs, accept=_real, cost=cost)
@@ -170,8 +173,27 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
 # ---- error functions -------------------------------------------------------------------------
 erf_p = _prim("erf", "erf", math="erf")
 erfc_p = _prim("erfc", "erfc", math="erfc")
-erf_inv_p = _prim("erf_inv", "erfinv", scalar="erfinv")
 erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
+
+
+def _erf_inv_impl(x):
+    """XLA's polynomial on NumPy operands (erf_inv_poly.py: the compiled paths inline it)."""
+    return erf_inv_numpy(x)
+
+
+def _erf_inv_inline(eqn):
+    """erf_inv's lowering: erf_inv_poly's composite, traced once per aval and inlined, so
+    every path (Numba, direct LLVM, CUDA) fuses XLA's one-pass polynomial into its loop."""
+    from ...transforms.tracing import trace_cached
+    avals = [v.aval for v in eqn.invars]
+    closed, _ = trace_cached((erf_inv_p, tuple(avals)),
+                             lambda x: [erf_inv_composite(x)], avals)
+    return closed
+
+
+# eager_ns: its NumPy form's ~75 passes, 77 ns/element at 10^6 float64 (21 float32), 2026-12-01
+erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inline,
+                   eager_ns=75.0)
 
 
 def erf(x):
