@@ -290,6 +290,25 @@ def check_hvp(case, rng=None):
         _fd_close(tuple(hv), numeric, maxabs(g), "hvp vs finite differences of grad")
 
 
+def check_jvp_of_vjp(case, rng=None):
+    """Forward over reverse with a cotangent that is not 1: x -> vjp(f, x)(u) under jvp =
+    the eager pullback (primal) and finite differences of it (tangent)."""
+    expected, margin = reference(case)
+    rng = rng or np.random.default_rng(13)
+    u = tmap(lambda x: xnp.asarray(rng.standard_normal(np.shape(x))), expected)
+
+    def pullback(*a):
+        return tuple(xf.vjp(case.fn(), *a)[1](u))
+    t = unit_direction(rng, case.args)
+    ct, dct = xf.jvp(pullback, case.xargs(), case.xargs(t))
+    assert_close(tmap(np.asarray, ct), tmap(np.asarray, pullback(*case.xargs())),
+                 "jvp of vjp: primal vs the eager pullback")
+    numeric = fd(lambda *a: tmap(np.asarray, pullback(*tmap(xnp.asarray, a))), case.args, t,
+                 margin)
+    if numeric is not None:
+        _fd_close(tmap(np.asarray, dct), numeric, maxabs(ct), "jvp of vjp vs FD of the pullback")
+
+
 def check_grads2(case):
     """xforms.test_util.check_grads to second order where the program is smooth (no tie
     within MARGIN, and one-sided differences at check_grads' step agree)."""
@@ -543,5 +562,5 @@ def check_jacobians(case):
 
 
 __all__ = ["Case", "Leaf", "cases", "axes_for", "loop_segments", "check_eager", "check_jvp",
-           "check_vjp", "check_grad", "check_hvp", "check_grads2", "check_vmap", "check_ir",
-           "check_jit_group", "check_jacobians", "small_array_paths"]
+           "check_vjp", "check_grad", "check_hvp", "check_jvp_of_vjp", "check_grads2",
+           "check_vmap", "check_ir", "check_jit_group", "check_jacobians", "small_array_paths"]
