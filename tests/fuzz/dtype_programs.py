@@ -53,6 +53,7 @@ LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
 NARROW = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"]  # (sum/prod dtype=)
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
+EMPTY = [(0,), (2, 0)]       # programs over empty arrays (drawn one time in eight)
 
 def _first(i):
     return np.ravel(i)[0]
@@ -154,7 +155,8 @@ class _Gen:
     def __init__(self, draw, dtypes, reductions, indexed_only=False):
         self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
         self.indexed_only = indexed_only
-        self.shape = draw(st.sampled_from(SHAPES))
+        self.shape = draw(st.sampled_from(EMPTY)) if draw(st.integers(0, 7)) == 7 and \
+            not indexed_only else draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
         self.rendering, self.rendered, self.weak = None, {}, {}
         self.weak_of = {}           # value name -> JAX's weak type (the rendering's)
@@ -184,7 +186,7 @@ class _Gen:
     def expr(self):
         how = self.draw(st.integers(0, 6))
         a, x = self.operand()
-        if (how == 6 or self.indexed_only) and x.ndim:
+        if (how == 6 or self.indexed_only) and x.ndim and x.size:
             return self.indexed(a, x)
         if how == 0:
             return self.choice(UNARY).format(a=a)
@@ -260,7 +262,7 @@ class _Gen:
                 continue
             weak = bool(getattr(val, "weak_type", False))
             val = np.asarray(val)
-            if val.size == 0 or val.size > 6:
+            if (val.size == 0 and 0 not in self.shape) or val.size > 6:
                 continue
             want = self.render(src)
             self.lines.append(f"    v{k} = {src}")

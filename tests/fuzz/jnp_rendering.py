@@ -370,7 +370,8 @@ def _cumulative(kind, x, axis):
                 np.add(acc, row) if kind == "cumsum" else
                 _extremum(acc, row, kind[3:]))
             rows.append(np.asarray(acc).astype(v.dtype))
-    return Rendered(np.moveaxis(np.stack(rows), 0, axis))
+    out = np.stack(rows) if rows else v.copy()          # (an empty axis: no rows)
+    return Rendered(np.moveaxis(out, 0, axis))
 
 
 class _Namespace:

@@ -21,6 +21,7 @@ from hypothesis import event, given, settings, strategies as st
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
                      check_ir, check_jacobians, check_jit_group, check_jvp, check_jvp_of_vjp,
                      check_vjp, check_vmap, loop_segments)
+from .complex_programs import check_complex_tiers, complex_programs
 from .dtype_programs import check_dtype_tiers, check_llvm_path, dtype_programs
 from .layouts import LAYOUTS
 from .promotion import check_promotion, operator_chains
@@ -173,6 +174,15 @@ def test_indexed_programs_compiled_matches_fast_tier(group, layout):
 @given(dtype_programs(dtypes=("float32", "float64"), reductions=("sum", "max", "min", "prod")))
 def test_llvm_kernels_match_numba_kernels(case):
     event("direct LLVM kernel" if check_llvm_path(case) else "outside the LLVM path's class")
+
+
+# complex64/complex128 programs through exp, log, sqrt, trigonometric, hyperbolic and inverse
+# functions, power, with special parts (tests/fuzz/complex_programs.py): compiled tier, fast
+# tier and eager agree; eager = NumPy where the operands are moderate
+@settings(max_examples=share(0.034, cap=20))
+@given(st.lists(complex_programs(), min_size=3, max_size=3), st.booleans())
+def test_complex_programs_tiers_agree(group, numba):
+    check_complex_tiers(group, numba)
 
 
 # eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion
