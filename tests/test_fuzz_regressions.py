@@ -850,3 +850,16 @@ def test_complex_arctan2_on_the_negative_real_axis():
                     xnp.asarray(np.array([-1 + 0j], np.complex64)))
     z = np.asarray(xnp.arctan2(xnp.asarray(np.array([False])), y))
     assert z[0].real == np.float32(3.1415927) and z[0].imag == 0
+
+
+def test_lax_cummax_of_a_weak_value_stays_weak():
+    """Session 31 (dtype programs over empty arrays, seed 2): `lax.cummax(p0 * 0.5, axis=0)`
+    of a bool p0 is weakly typed float64 in jax 0.10.2 and in xforms (lax.cummin too;
+    xnp.cumsum is strong); the oracle rendered every cumulative reduction strong."""
+    from fuzz import jnp_rendering as JR
+    x = JR.Rendered(np.zeros((2, 3)), True)
+    assert JR.render("lax.cummax(a, axis=0)", {"a": x}).weak
+    assert JR.render("lax.cummin(a, axis=1)", {"a": x}).weak
+    assert not JR.render("xnp.cumsum(a, axis=0)", {"a": x}).weak
+    v = xnp.asarray(np.zeros((2, 3), bool)) * 0.5
+    assert lax.cummax(v, axis=0).weak_type and not xnp.cumsum(v, axis=0).weak_type
