@@ -454,7 +454,8 @@ def fast_tier_only():
     assert submitted and all(e.fast_calls for e in submitted), "the fast tier did not run"
 
 
-def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False):
+def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False,
+                    layout="contiguous"):
     """One jitted function runs every program of the group (one compile for many programs),
     with derivatives also its gradient and a jvp; each must equal its eager counterpart.
     A second call with other inputs must agree too and leave the first call's results as
@@ -462,8 +463,10 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
     `small_array_paths`.  `numba`: compile on the CPU's Numba path (XFORMS_LLVM_KERNELS=0),
     not the direct LLVM kernels where they take a loop.  On the CPU the group also runs on
     jit's fast tier (the NumPy implementations of the traced program), which must agree as
-    well."""
+    well.  `layout`: the second call's inputs are NumPy arrays in that memory layout
+    (tests/fuzz/layouts.py)."""
     from .dtype_programs import llvm_kernels
+    from .layouts import laid_out
     fns, grads, dirs, eager = [], [], [], []
     derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
@@ -502,7 +505,7 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
     rng = np.random.default_rng(11)
     args2 = [random_args(c.prog, rng) for c in group]
     with llvm_kernels(False) if numba else contextlib.nullcontext():
-        got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)
+        got2 = jitted([tmap(lambda x: laid_out(x, layout), a) for a in args2], dirs)
     compare(got, " (first call's result, after a second call)")
     for k, (out, f, a) in enumerate(zip(got2, fns, args2)):
         want = tmap(np.asarray, f(*tmap(xnp.asarray, a)))

@@ -124,11 +124,13 @@ def test_transformed_ir_type_checks(data):
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
 # (small: with the compiler's large-array paths switched on for these tiny arrays; numba:
-# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels)
+# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels; layout: the
+# second call's inputs read-only, strided, reversed, Fortran-ordered or NumPy scalars)
 @settings(max_examples=share(0.067, cap=40))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans())
-def test_jit_matches_eager(group, small, numba):
-    check_jit_group(group, derivatives=False, small=small, numba=numba)
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans(),
+       st.sampled_from(LAYOUTS))
+def test_jit_matches_eager(group, small, numba, layout):
+    check_jit_group(group, derivatives=False, small=small, numba=numba, layout=layout)
 
 
 @settings(max_examples=share(0.034, cap=20))
