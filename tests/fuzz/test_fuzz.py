@@ -181,7 +181,7 @@ def test_llvm_kernels_match_numba_kernels(case):
 # complex64/complex128 programs through exp, log, sqrt, trigonometric, hyperbolic and inverse
 # functions, power, with special parts (tests/fuzz/complex_programs.py): compiled tier, fast
 # tier and eager agree; eager = NumPy where the operands are moderate
-@settings(max_examples=share(0.034, cap=20))
+@settings(max_examples=share(0.034, cap=150))
 @given(st.lists(complex_programs(), min_size=3, max_size=3), st.booleans())
 def test_complex_programs_tiers_agree(group, numba):
     check_complex_tiers(group, numba)
