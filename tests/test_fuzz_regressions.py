@@ -863,3 +863,23 @@ def test_lax_cummax_of_a_weak_value_stays_weak():
     assert not JR.render("xnp.cumsum(a, axis=0)", {"a": x}).weak
     v = xnp.asarray(np.zeros((2, 3), bool)) * 0.5
     assert lax.cummax(v, axis=0).weak_type and not xnp.cumsum(v, axis=0).weak_type
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_complex64_integer_power_of_a_0d_array_past_overflow():
+    """Session 31 (complex programs, seed 3143): `xnp.power(p, 2)` of a 0-d complex64 p with
+    a part of 1e20 raised TypeError eagerly.  integer_power multiplies 0-d arrays, NumPy
+    returns a scalar product, and its overflow patch handed the 0-d operands themselves to
+    the scalar multiply, whose fma took `type(a)` (ndarray) for the parts' type
+    (complex_arith/patching.py `_patch_product`).  Values: jax 0.10.2."""
+    want = {(1e20 + 0j, 2): (np.inf, 0.0), (1e20 + 0j, 3): (np.inf, np.nan),
+            (1e20 + 1e20j, 2): (-np.inf, np.inf), (1e20 + 1e20j, -2): (-0.0, -0.0),
+            (3e19 - 2j, 2): (np.inf, -1.2e20), (3e19 - 2j, 3): (np.inf, -np.inf)}
+    for (z, n), (re, im) in want.items():
+        x = np.array(z, np.complex64)
+        for got in (xnp.power(xnp.asarray(x), n), xf.jit(lambda v: xnp.power(v, n))(x)):
+            got = np.asarray(got)
+            assert got.dtype == np.complex64 and got.shape == ()
+            np.testing.assert_array_equal([got.real, got.imag], np.float32([re, im]))
+            for part, w in ((got.real, re), (got.imag, im)):
+                assert np.isnan(w) or np.signbit(part) == np.signbit(w)    # (zeros' signs)
