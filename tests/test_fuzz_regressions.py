@@ -883,3 +883,23 @@ def test_complex64_integer_power_of_a_0d_array_past_overflow():
             np.testing.assert_array_equal([got.real, got.imag], np.float32([re, im]))
             for part, w in ((got.real, re), (got.imag, im)):
                 assert np.isnan(w) or np.signbit(part) == np.signbit(w)    # (zeros' signs)
+
+
+@pytest.mark.parametrize("tiered", [True, False])
+def test_complex_x_plus_x_is_a_sum_under_jit(tiered):
+    """Session 31 (complex programs, seed 3144): `p0 + p0` of complex64 inf + 1.5j gave
+    inf + nanj under jit (both tiers), inf + 3j eagerly and in jax 0.10.2's jit.  The
+    simplifier rewrote x + x to x * 2 for complex x too, and a complex product by 2 + 0j
+    takes inf * 0 (transforms/simplify.py; real floats keep the rewrite: 2x = x + x there).
+    jax 0.10.2: jit(lambda p: p + p) of [1+1.5j, inf+1.5j, nan+2j, 1+infj] (complex64) is
+    [2+3j, inf+3j, nan+4j, 2+infj]."""
+    from fuzz.checks import fast_tier_only
+    import contextlib
+    z = np.array([1 + 1.5j, complex(np.inf, 1.5), complex(np.nan, 2), complex(1, np.inf)],
+                 np.complex64)
+    with fast_tier_only() if tiered else contextlib.nullcontext():
+        got = np.asarray(xf.jit(lambda p: p + p, tiered=tiered)(z))
+    want = np.array([2 + 3j, complex(np.inf, 3), complex(np.nan, 4), complex(2, np.inf)],
+                    np.complex64)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.complex64
