@@ -290,6 +290,25 @@ def check_hvp(case, rng=None):
         _fd_close(tuple(hv), numeric, maxabs(g), "hvp vs finite differences of grad")
 
 
+def check_jvp_of_vjp(case, rng=None):
+    """Forward over reverse with a cotangent that is not 1: x -> vjp(f, x)(u) under jvp =
+    the eager pullback (primal) and finite differences of it (tangent)."""
+    expected, margin = reference(case)
+    rng = rng or np.random.default_rng(13)
+    u = tmap(lambda x: xnp.asarray(rng.standard_normal(np.shape(x))), expected)
+
+    def pullback(*a):
+        return tuple(xf.vjp(case.fn(), *a)[1](u))
+    t = unit_direction(rng, case.args)
+    ct, dct = xf.jvp(pullback, case.xargs(), case.xargs(t))
+    assert_close(tmap(np.asarray, ct), tmap(np.asarray, pullback(*case.xargs())),
+                 "jvp of vjp: primal vs the eager pullback")
+    numeric = fd(lambda *a: tmap(np.asarray, pullback(*tmap(xnp.asarray, a))), case.args, t,
+                 margin)
+    if numeric is not None:
+        _fd_close(tmap(np.asarray, dct), numeric, maxabs(ct), "jvp of vjp vs FD of the pullback")
+
+
 def check_grads2(case):
     """xforms.test_util.check_grads to second order where the program is smooth (no tie
     within MARGIN, and one-sided differences at check_grads' step agree)."""
@@ -435,7 +454,8 @@ def fast_tier_only():
     assert submitted and all(e.fast_calls for e in submitted), "the fast tier did not run"
 
 
-def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False):
+def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False,
+                    layout="contiguous"):
     """One jitted function runs every program of the group (one compile for many programs),
     with derivatives also its gradient and a jvp; each must equal its eager counterpart.
     A second call with other inputs must agree too and leave the first call's results as
@@ -443,8 +463,10 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
     `small_array_paths`.  `numba`: compile on the CPU's Numba path (XFORMS_LLVM_KERNELS=0),
     not the direct LLVM kernels where they take a loop.  On the CPU the group also runs on
     jit's fast tier (the NumPy implementations of the traced program), which must agree as
-    well."""
+    well.  `layout`: the second call's inputs are NumPy arrays in that memory layout
+    (tests/fuzz/layouts.py)."""
     from .dtype_programs import llvm_kernels
+    from .layouts import laid_out
     fns, grads, dirs, eager = [], [], [], []
     derivatives = derivatives and all(reference(c)[1] >= 0 for c in group)   # (see fd)
     for case in group:
@@ -483,7 +505,7 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
     rng = np.random.default_rng(11)
     args2 = [random_args(c.prog, rng) for c in group]
     with llvm_kernels(False) if numba else contextlib.nullcontext():
-        got2 = jitted([tmap(xnp.asarray, a) for a in args2], dirs)
+        got2 = jitted([tmap(lambda x: laid_out(x, layout), a) for a in args2], dirs)
     compare(got, " (first call's result, after a second call)")
     for k, (out, f, a) in enumerate(zip(got2, fns, args2)):
         want = tmap(np.asarray, f(*tmap(xnp.asarray, a)))
@@ -543,5 +565,5 @@ def check_jacobians(case):
 
 
 __all__ = ["Case", "Leaf", "cases", "axes_for", "loop_segments", "check_eager", "check_jvp",
-           "check_vjp", "check_grad", "check_hvp", "check_grads2", "check_vmap", "check_ir",
-           "check_jit_group", "check_jacobians", "small_array_paths"]
+           "check_vjp", "check_grad", "check_hvp", "check_jvp_of_vjp", "check_grads2",
+           "check_vmap", "check_ir", "check_jit_group", "check_jacobians", "small_array_paths"]

@@ -53,6 +53,7 @@ LITERALS = ["1", "3", "-1", "0", "True", "0.5", "-0.0", "2.0", "7", "100",
 NARROW = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32"]  # (sum/prod dtype=)
 REDUCE = ["sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cummax", "cummin"]
 SHAPES = [(), (3,), (2, 3)]
+EMPTY = [(0,), (2, 0)]       # programs over empty arrays (drawn one time in eight)
 
 def _first(i):
     return np.ravel(i)[0]
@@ -74,7 +75,19 @@ INDEXED = [
      lambda x, i, ax: RN.get(x, i, "fill", -1), "get"),
     ("xnp.take_along_axis({a}, {i}, axis={axis}, mode='clip')",
      lambda x, i, ax: RN.take_along_axis(x, i, ax), "along"),
+    ("xnp.take_along_axis({a}, {i}, axis={axis}, mode='fill')",
+     lambda x, i, ax: RN.take_along_axis(x, i, ax, "fill"), "along"),
+    ("{a}.at[{i}].get(mode='fill')", lambda x, i, ax: RN.get(x, i, "fill"), "get"),
     ("{a}.at[{i}].add(1)", lambda x, i, ax: RN.update(x, i, "add", 1), "scatter"),
+    # (mode= on scatters: 'clip' clamps the index after counting from the end)
+    ("{a}.at[{i}].add(1, mode='clip')", lambda x, i, ax: RN.update(x, i, "add", 1, "clip"),
+     "scatter"),
+    ("{a}.at[{i}].mul(2, mode='drop')", lambda x, i, ax: RN.update(x, i, "mul", 2), "scatter"),
+    ("{a}.at[{i}].set(0, mode='clip')", lambda x, i, ax: RN.update(x, i, "set", 0, "clip"),
+     "scatter"),
+    ("{a}.at[{i}].max(2, mode='clip')", lambda x, i, ax: RN.update(x, i, "max", 2, "clip"),
+     "scatter"),
+    ("{a}.at[{i}].min(0, mode='drop')", lambda x, i, ax: RN.update(x, i, "min", 0), "scatter"),
     ("{a}.at[{i}].mul(2)", lambda x, i, ax: RN.update(x, i, "mul", 2), "scatter"),
     ("{a}.at[{i}].set(0)", lambda x, i, ax: RN.update(x, i, "set", 0), "scatter"),
     ("{a}.at[{i}].max(2)", lambda x, i, ax: RN.update(x, i, "max", 2), "scatter"),
@@ -142,7 +155,8 @@ class _Gen:
     def __init__(self, draw, dtypes, reductions, indexed_only=False):
         self.draw, self.dtypes, self.reductions = draw, dtypes, reductions
         self.indexed_only = indexed_only
-        self.shape = draw(st.sampled_from(SHAPES))
+        self.shape = draw(st.sampled_from(EMPTY)) if draw(st.integers(0, 7)) == 7 and \
+            not indexed_only else draw(st.sampled_from(SHAPES))
         self.args, self.names, self.vals, self.lines = [], [], [], []
         self.rendering, self.rendered, self.weak = None, {}, {}
         self.weak_of = {}           # value name -> JAX's weak type (the rendering's)
@@ -172,7 +186,7 @@ class _Gen:
     def expr(self):
         how = self.draw(st.integers(0, 6))
         a, x = self.operand()
-        if (how == 6 or self.indexed_only) and x.ndim:
+        if (how == 6 or self.indexed_only) and x.ndim and x.size:
             return self.indexed(a, x)
         if how == 0:
             return self.choice(UNARY).format(a=a)
@@ -248,7 +262,7 @@ class _Gen:
                 continue
             weak = bool(getattr(val, "weak_type", False))
             val = np.asarray(val)
-            if val.size == 0 or val.size > 6:
+            if (val.size == 0 and 0 not in self.shape) or val.size > 6:
                 continue
             want = self.render(src)
             self.lines.append(f"    v{k} = {src}")
@@ -321,12 +335,14 @@ def same_bits(got, want, what, zero_signs=True):
     assert got.tobytes() == want.tobytes(), f"{what}: {got!r} vs {want!r}"
 
 
-def _run(jitted, cases, arrays=False):
+def _run(jitted, cases, arrays=False, inputs=None):
     """Each program's outputs as NumPy arrays (`arrays`: its inputs as xforms Arrays, so
-    that an unjitted program runs the eager Arrays' operators)."""
+    that an unjitted program runs the eager Arrays' operators; `inputs`: per program, its
+    arguments in another layout, tests/fuzz/layouts.py)."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        args = [[xnp.asarray(a) for a in c.args] if arrays else c.args for c in cases]
+        inputs = inputs or [c.args for c in cases]
+        args = [[xnp.asarray(a) for a in ins] if arrays else ins for ins in inputs]
         return [[np.asarray(y) for y in out] for out in jitted(args)]
 
 
@@ -335,20 +351,23 @@ def _group_fn(cases):
     return lambda all_args: [f(*a) for f, a in zip(fns, all_args)]
 
 
-def check_dtype_tiers(cases, numba=False):
+def check_dtype_tiers(cases, numba=False, layout="contiguous"):
     """One jitted function runs every program: its compiled tier = its fast tier = the
     program run eagerly on xforms Arrays (the eager operators: dtypes and bits) = the NumPy
     rendering of each statement with JAX's semantics (`DtypeCase.rendered`: output k is
     statement k's value; the eager weak types are JAX's too), and the inputs are as they
     were.  `numba`: the compiled tier on the Numba path (XFORMS_LLVM_KERNELS=0), not the
-    direct LLVM kernels where they take a program."""
+    direct LLVM kernels where they take a program.  `layout`: every tier is given the
+    inputs in that memory layout (tests/fuzz/layouts.py), same values."""
     from .checks import fast_tier_only
+    from .layouts import laid_out
     before = [[a.copy() for a in c.args] for c in cases]
+    ins = [[laid_out(a, layout) for a in c.args] for c in cases]
     with fast_tier_only():
-        fast = _run(xf.jit(_group_fn(cases), tiered=True), cases)
+        fast = _run(xf.jit(_group_fn(cases), tiered=True), cases, inputs=ins)
     with llvm_kernels(False) if numba else contextlib.nullcontext():
-        compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases)
-    eager = _run(_group_fn(cases), cases, arrays=True)
+        compiled = _run(xf.jit(_group_fn(cases), tiered=False), cases, inputs=ins)
+    eager = _run(_group_fn(cases), cases, arrays=True, inputs=ins)
     for k, (c, e, b, case) in enumerate(zip(compiled, fast, before, cases)):
         for j, (y, z) in enumerate(zip(c, e, strict=True)):
             same_bits(y, z, f"program {k} output {j}: compiled vs fast tier")
@@ -365,8 +384,8 @@ def check_dtype_tiers(cases, numba=False):
             for tier, got in (("eager", eager[k]), ("compiled", c), ("fast", e)):
                 same_bits(got[j], want, f"program {k} output {j}: {tier} vs its NumPy "
                           "rendering (JAX's semantics)", signs or tier == "eager")
-        for j, (x, x0) in enumerate(zip(case.args, b)):
-            same_bits(x, x0, f"program {k} input {j} after the calls")
+        for j, (x, x0) in enumerate(zip(ins[k], b)):
+            same_bits(x, x0, f"program {k} input {j} ({layout}) after the calls")
 
 
 @contextlib.contextmanager

@@ -359,7 +359,9 @@ def _arg(kind, x, axis=None):
     return Rendered(np.asarray(fn(x.value, axis=axis)).astype(np.int64))
 
 
-def _cumulative(kind, x, axis):
+def _cumulative(kind, x, axis, weak=False):
+    """xnp.cumsum (strong, as jnp.cumsum), lax.cummax/cummin (`weak`: the operand's weak
+    type kept, as jax 0.10.2's lax.cummax of a weak float is weak)."""
     if kind != "cumsum" and x.dtype == np.bool_:
         raise TypeError(f"{kind} does not accept dtype bool")
     v = np.moveaxis(x.value.astype(np.int64) if x.dtype == np.bool_ else x.value, axis, 0)
@@ -370,7 +372,8 @@ def _cumulative(kind, x, axis):
                 np.add(acc, row) if kind == "cumsum" else
                 _extremum(acc, row, kind[3:]))
             rows.append(np.asarray(acc).astype(v.dtype))
-    return Rendered(np.moveaxis(np.stack(rows), 0, axis))
+    out = np.stack(rows) if rows else v.copy()          # (an empty axis: no rows)
+    return Rendered(np.moveaxis(out, 0, axis), weak)
 
 
 class _Namespace:
@@ -404,8 +407,8 @@ XNP = _Namespace(
     cumsum=lambda x, axis: _cumulative("cumsum", x, axis),
     broadcast_to=lambda x, shape: Rendered(np.broadcast_to(x.value, shape), x.weak),
     **{n: np.dtype(n) for n in _FLOAT_TYPES})
-LAX = _Namespace(cummax=lambda x, axis: _cumulative("cummax", x, axis),
-                 cummin=lambda x, axis: _cumulative("cummin", x, axis))
+LAX = _Namespace(cummax=lambda x, axis: _cumulative("cummax", x, axis, x.weak),
+                 cummin=lambda x, axis: _cumulative("cummin", x, axis, x.weak))
 
 
 def render(src, operands):

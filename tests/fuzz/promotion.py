@@ -21,6 +21,7 @@ from . import complex_division
 
 KINDS = ["b", "i32", "i64", "u32", "f32", "f64", "c64", "c128", "py_bool", "py_int",
          "py_float", "py_complex", "weak_int", "weak_float", "weak_complex", "weak_bool"]
+SMALL = ["i8", "u8", "i16", "u16", "f16"]      # the 8- and 16-bit kinds (session 31)
 # rows and columns in KINDS' order; "*": weakly typed; "-": two Python scalars (no Array)
 _TABLE = """
 b     b    i32  i64  u32  f32  f64  c64  c128 b    i64* f64* c128* i64* f64* c128* b
@@ -40,12 +41,54 @@ weak_float f64* f64* f64* f64* f32 f64 c64 c128 f64* f64* f64* c128* f64* f64* c
 weak_complex c128* c128* c128* c128* c64 c128 c64 c128 c128* c128* c128* c128* c128* c128* c128* c128*
 weak_bool b i32 i64  u32  f32  f64  c64  c128 b    i64* f64* c128* i64* f64* c128* b
 """
+# the small kinds: every kind (rows) with each of SMALL (columns), and each of SMALL (rows)
+# with KINDS (columns): jax 0.10.2, x64, by jax.eval_shape (session 31)
+_SMALL_COLUMNS = """
+b            i8    u8    i16   u16   f16
+i32          i32   i32   i32   i32   f16
+i64          i64   i64   i64   i64   f16
+u32          i64   u32   i64   u32   f16
+f32          f32   f32   f32   f32   f32
+f64          f64   f64   f64   f64   f64
+c64          c64   c64   c64   c64   c64
+c128         c128  c128  c128  c128  c128
+py_bool      i8    u8    i16   u16   f16
+py_int       i8    u8    i16   u16   f16
+py_float     f64*  f64*  f64*  f64*  f16
+py_complex   c128* c128* c128* c128* c64
+weak_int     i8    u8    i16   u16   f16
+weak_float   f64*  f64*  f64*  f64*  f16
+weak_complex c128* c128* c128* c128* c64
+weak_bool    i8    u8    i16   u16   f16
+i8           i8    i16   i16   i32   f16
+u8           i16   u8    i16   u16   f16
+i16          i16   i16   i16   i32   f16
+u16          i32   u16   i32   u16   f16
+f16          f16   f16   f16   f16   f16
+"""
+_SMALL_ROWS = """
+i8   i8 i32 i64 i64 f32 f64 c64 c128 i8 i8 f64* c128* i8 f64* c128* i8
+u8   u8 i32 i64 u32 f32 f64 c64 c128 u8 u8 f64* c128* u8 f64* c128* u8
+i16  i16 i32 i64 i64 f32 f64 c64 c128 i16 i16 f64* c128* i16 f64* c128* i16
+u16  u16 i32 i64 u32 f32 f64 c64 c128 u16 u16 f64* c128* u16 f64* c128* u16
+f16  f16 f16 f16 f16 f32 f64 c64 c128 f16 f16 f16 c64 f16 f16 c64 f16
+"""
 _DT = {"b": "bool", "i32": "int32", "i64": "int64", "u32": "uint32", "f32": "float32",
-       "f64": "float64", "c64": "complex64", "c128": "complex128"}
-PROMOTE = {(a, b): (_DT[r.rstrip("*")], r.endswith("*"))
-           for row in _TABLE.split("\n") if row
-           for a, *rs in [row.split()] for b, r in zip(KINDS, rs) if r != "-"}
-_INEXACT = {"bool": "float32", "int32": "float32", "uint32": "float32", "int64": "float64"}
+       "f64": "float64", "c64": "complex64", "c128": "complex128", "i8": "int8",
+       "u8": "uint8", "i16": "int16", "u16": "uint16", "f16": "float16"}
+
+
+def _pairs(table, columns):
+    return {(a, b): (_DT[r.rstrip("*")], r.endswith("*"))
+            for row in table.split("\n") if row
+            for a, *rs in [row.split()] for b, r in zip(columns, rs) if r != "-"}
+
+
+PROMOTE = {**_pairs(_TABLE, KINDS), **_pairs(_SMALL_COLUMNS, SMALL),
+           **_pairs(_SMALL_ROWS, KINDS)}
+KINDS = KINDS + SMALL
+_INEXACT = {"bool": "float32", "int32": "float32", "uint32": "float32", "int64": "float64",
+            "int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32"}
 OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
        "<": operator.lt, "arctan2": xnp.arctan2, "logaddexp": xnp.logaddexp}
 # functions promoting as `/` (to inexact), whose complex operands NumPy refuses: their
@@ -90,7 +133,8 @@ def _ref_divide(x, y):
 _NUMPY_FNS = {"arctan2": _ref_arctan2, "logaddexp": _ref_logaddexp, "/": _ref_divide}
 _VALUES = {"b": [True, False, True], "i32": [1, -2, 3], "i64": [4, -5, 6], "u32": [1, 2, 3],
            "f32": [0.5, -1.25, 2.0], "f64": [0.75, -1.5, 3.0], "c64": [0.5 + 1j, -1, 2j],
-           "c128": [1.5 - 1j, 2, -1j]}
+           "c128": [1.5 - 1j, 2, -1j], "i8": [1, -2, 3], "u8": [1, 2, 3], "i16": [4, -5, 6],
+           "u16": [1, 2, 3], "f16": [0.5, -1.25, 2.0]}
 _PY = {"py_bool": True, "py_int": 3, "py_float": 2.5, "py_complex": 1 + 2j}
 
 

@@ -13,7 +13,9 @@ uint64 from 2**63 is out of bounds; README "Indexing").  Then, as JAX 0.10.2:
   from the end, one still out of bounds reads the fill value (take's default: NaN, the
   signed minimum, the unsigned maximum, True);
 - `take(mode='wrap')`: the index modulo the axis' length;
-- `.at[i].add/mul/min/max/set`: negative counts from the end, out of bounds is dropped;
+- `.at[i].add/mul/min/max/set`: negative counts from the end, out of bounds is dropped
+  (`mode='drop'`, the default) or clamped (`mode='clip'`);
+- `take_along_axis(mode='fill')`: as take's 'fill';
 - `dynamic_slice`/`dynamic_update_slice`: a negative start counts from the end, then the
   start is clamped so that the slice fits.
 
@@ -61,8 +63,7 @@ def take(a, i, axis, mode, fill_value=None):
     inside = (k >= 0) & (k < n)
     got = np.take(a, np.where(inside, k, 0), axis=axis)
     if fill_value is None:       # take's default fill value
-        fill_value = (np.nan if a.dtype.kind == "f" else True if a.dtype.kind == "b" else
-                      np.iinfo(a.dtype).min if a.dtype.kind == "i" else np.iinfo(a.dtype).max)
+        fill_value = _default_fill(a.dtype)
     inside = inside.reshape(inside.shape + (1,) * (a.ndim - 1 - axis))
     return np.where(inside, got, _cast(fill_value, a.dtype))
 
@@ -74,15 +75,32 @@ def get(a, i, mode="clip", fill_value=None):
     return take(a, i, 0, "fill", fill_value)
 
 
-def take_along_axis(a, i, axis):
-    """xnp.take_along_axis(a, i, axis=axis, mode='clip') (i of a's rank)."""
-    return np.take_along_axis(a, _clamped(i, a.shape[axis]), axis=axis)
+def take_along_axis(a, i, axis, mode="clip"):
+    """xnp.take_along_axis(a, i, axis=axis, mode=mode) (i of a's rank; 'fill': take's
+    default fill value where an index is out of bounds after counting from the end)."""
+    if mode == "clip":
+        return np.take_along_axis(a, _clamped(i, a.shape[axis]), axis=axis)
+    k = _from_end(i, a.shape[axis])
+    inside = (k >= 0) & (k < a.shape[axis])
+    got = np.take_along_axis(a, np.where(inside, k, 0), axis=axis)
+    return np.where(inside, got, _cast(_default_fill(a.dtype), a.dtype))
 
 
-def update(a, i, op, v):
-    """a.at[i].<op>(v) along axis 0, out-of-bounds updates dropped, in a's dtype."""
-    k = np.ravel(_from_end(i, a.shape[0]))
-    k = k[(k >= 0) & (k < a.shape[0])]
+def _default_fill(dtype):
+    """take's and .at[].get(mode='fill')'s default: NaN, the signed minimum, the unsigned
+    maximum, True."""
+    return (np.nan if dtype.kind == "f" else True if dtype.kind == "b" else
+            np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max)
+
+
+def update(a, i, op, v, mode="drop"):
+    """a.at[i].<op>(v, mode=mode) along axis 0 in a's dtype: out-of-bounds updates dropped
+    ('drop', the default), or their indices clamped ('clip'), after counting from the end."""
+    if mode == "clip":
+        k = np.ravel(_clamped(i, a.shape[0]))
+    else:
+        k = np.ravel(_from_end(i, a.shape[0]))
+        k = k[(k >= 0) & (k < a.shape[0])]
     out, v = a.copy(), _cast(v, a.dtype)
     with np.errstate(all="ignore"):
         if op == "set":

@@ -19,9 +19,11 @@ import pytest
 from hypothesis import event, given, settings, strategies as st
 
 from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
-                     check_ir, check_jacobians, check_jit_group, check_jvp, check_vjp,
-                     check_vmap, loop_segments)
+                     check_ir, check_jacobians, check_jit_group, check_jvp, check_jvp_of_vjp,
+                     check_vjp, check_vmap, loop_segments)
+from .complex_programs import check_complex_tiers, complex_programs
 from .dtype_programs import check_dtype_tiers, check_llvm_path, dtype_programs
+from .layouts import LAYOUTS
 from .promotion import check_promotion, operator_chains
 from .scalar_programs import check_scalar_tiers, scalar_programs
 
@@ -78,10 +80,18 @@ def test_vmap_matches_loop(data):
     check_vmap(case, in_axes, out_axes, size)
 
 
-@settings(max_examples=share(0.5))
+@settings(max_examples=share(0.25))
 @given(cases())
 def test_hvp_matches_fd_of_grad(case):
     check_hvp(case)
+
+
+# forward over reverse with a random cotangent (hvp's cotangent is 1): the other half of
+# hvp's former share, so CI's cost stays
+@settings(max_examples=share(0.25))
+@given(cases())
+def test_jvp_of_vjp_matches_fd_of_pullback(case):
+    check_jvp_of_vjp(case)
 
 
 @settings(max_examples=share(0.5))
@@ -114,11 +124,13 @@ def test_transformed_ir_type_checks(data):
 
 # jit compiles take seconds each: several programs share one compile, and few groups run
 # (small: with the compiler's large-array paths switched on for these tiny arrays; numba:
-# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels)
+# compiled on the Numba path, XFORMS_LLVM_KERNELS=0, not the direct LLVM kernels; layout: the
+# second call's inputs read-only, strided, reversed, Fortran-ordered or NumPy scalars)
 @settings(max_examples=share(0.067, cap=40))
-@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans())
-def test_jit_matches_eager(group, small, numba):
-    check_jit_group(group, derivatives=False, small=small, numba=numba)
+@given(st.lists(cases(max_stmts=4), min_size=3, max_size=3), st.booleans(), st.booleans(),
+       st.sampled_from(LAYOUTS))
+def test_jit_matches_eager(group, small, numba, layout):
+    check_jit_group(group, derivatives=False, small=small, numba=numba, layout=layout)
 
 
 @settings(max_examples=share(0.034, cap=20))
@@ -136,22 +148,25 @@ def test_scalar_programs_compiled_matches_fast_tier(case):
 
 
 # straight-line programs over every dtype (bool, int8 ... uint64, float16/32/64) with special
-# values, conversions, shifts, reductions with where=, outputs aliasing inputs
+# values, conversions, shifts, reductions with where=, outputs aliasing inputs, inputs in
+# every memory layout (read-only, strided, reversed, Fortran, NumPy scalars: layouts.py)
 # (tests/fuzz/dtype_programs.py): jit's compiled tier (on the direct LLVM path where it takes
 # a program, or forced onto Numba's) against its fast tier and eager, bit for bit, and all of
 # them against a NumPy rendering with JAX's semantics; three programs share one compile
 @settings(max_examples=share(0.2, cap=600))
-@given(st.lists(dtype_programs(), min_size=3, max_size=3), st.booleans())
-def test_dtype_programs_compiled_matches_fast_tier(group, numba):
-    check_dtype_tiers(group, numba)
+@given(st.lists(dtype_programs(), min_size=3, max_size=3), st.booleans(),
+       st.sampled_from(LAYOUTS))
+def test_dtype_programs_compiled_matches_fast_tier(group, numba, layout):
+    check_dtype_tiers(group, numba, layout)
 
 
 # programs of gathers, scatters and dynamic slices at indices of every integer dtype (uint64
 # from 2**63 among them), negative and out of bounds: compiled tier against fast tier
 @settings(max_examples=share(0.05, cap=150))
-@given(st.lists(dtype_programs(indexed_only=True), min_size=3, max_size=3))
-def test_indexed_programs_compiled_matches_fast_tier(group):
-    check_dtype_tiers(group)
+@given(st.lists(dtype_programs(indexed_only=True), min_size=3, max_size=3),
+       st.sampled_from(LAYOUTS))
+def test_indexed_programs_compiled_matches_fast_tier(group, layout):
+    check_dtype_tiers(group, layout=layout)
 
 
 # the same programs over float32/float64 with the reductions the direct LLVM kernels fold:
@@ -161,6 +176,15 @@ def test_indexed_programs_compiled_matches_fast_tier(group):
 @given(dtype_programs(dtypes=("float32", "float64"), reductions=("sum", "max", "min", "prod")))
 def test_llvm_kernels_match_numba_kernels(case):
     event("direct LLVM kernel" if check_llvm_path(case) else "outside the LLVM path's class")
+
+
+# complex64/complex128 programs through exp, log, sqrt, trigonometric, hyperbolic and inverse
+# functions, power, with special parts (tests/fuzz/complex_programs.py): compiled tier, fast
+# tier and eager agree; eager = NumPy where the operands are moderate
+@settings(max_examples=share(0.034, cap=150))
+@given(st.lists(complex_programs(), min_size=3, max_size=3), st.booleans())
+def test_complex_programs_tiers_agree(group, numba):
+    check_complex_tiers(group, numba)
 
 
 # eager Array operators on mixed dtypes, Python scalars and weak types: JAX's promotion

@@ -205,7 +205,9 @@ def _rewrite_once(eqn, producers):
         for i in (0, 1):
             if negs[i] is not None and ins[1 - i].aval.shape == out.aval.shape:
                 return _as(eqn, "sub", [ins[1 - i], negs[i].invars[0]])
-        if ins[0] is ins[1] and out.aval.dtype.kind in "fc":           # x + x = 2x
+        # x + x = 2x for real floats only: a complex 2x is a complex product, whose
+        # 0 * inf makes (inf + 1.5j) * 2 inf + nanj where the sum is inf + 3j (jax's jit)
+        if ins[0] is ins[1] and out.aval.dtype.kind == "f":
             two = Literal(out.aval.dtype.type(2), out.aval.update(shape=(), weak_type=False))
             return _as(eqn, "mul", [ins[0], two])
     if name == "sub":

@@ -131,7 +131,10 @@ def multiply_into(out, x, y):
 def _patch_product(out, x, y):
     if not (isinstance(out, np.ndarray) and out.dtype.kind == "c"):
         if np.iscomplexobj(out) and not np.isfinite(out):
-            return out.dtype.type(_multiply.multiply_scalar(x, y))
+            # (a scalar product of 0-d arrays -- integer_power's -- too: multiply_scalar takes
+            # NumPy scalars, whose type names the parts' precision)
+            return out.dtype.type(_multiply.multiply_scalar(np.asarray(x)[()],
+                                                            np.asarray(y)[()]))
         return out
     with np.errstate(all="ignore"):
         bad = ~(np.isfinite(out.real) & np.isfinite(out.imag))
