@@ -236,14 +236,21 @@ def test_concatenate_and_reshape_match_numba():
 
 def test_may_take_reads_control_bodies():
     """The tiered first call's cheap test (`llvm.may_take`) passes loops of the class and
-    still fails a body outside it (an integer matrix product, no BLAS of integers: the
-    worker starts, a false "no" costs no result); a cond's index, made in integers, passes since session 23 (and an
+    still fails a body outside it (a user's primitive with a Numba implementation: the
+    worker starts, a false "no" costs no result; an integer matrix product was the example
+    until session 31); a cond's index, made in integers, passes since session 23 (and an
     integer division since session 26)."""
+    from xforms.extend import Primitive
+    twice = Primitive("twice_control", elementwise=True)
+    twice.def_numba(lambda x: 2 * x, elementwise=True)
+    twice.def_abstract_eval(lambda x: x)
     x = np.ones((3, 40))
     assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2.0,
                                                               x))(x))
     assert llvm.may_take(xf.make_jaxpr(_while)(x, 4.5))
     assert not llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(
+        0, 3, lambda i, c: twice.bind(c), x))(x))
+    assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(     # (since session 31)
         0, 3, lambda i, c: c * (c.astype(np.int64) @ c.astype(np.int64).T).sum(), x))(x))
     # (a complex tanh was the example until session 30: taken since)
     assert llvm.may_take(xf.make_jaxpr(lambda x: lax.fori_loop(

@@ -148,8 +148,10 @@ def test_the_calls_are_the_numba_kernels():
 @pytest.mark.parametrize("f, args", [
     (lambda x, y: x @ y, (np.ones((4, 6), np.complex128), np.ones((6, 40), np.complex128))),
     # (the products by loops -- < 512 flops, no output -- are taken since session 25:
-    # tests/test_llvm_coverage.py)
-    (lambda x, y: x @ y, (np.ones((9, 64), np.int64), np.ones((64, 9), np.int64))),
+    # tests/test_llvm_coverage.py; integer products since session 31:
+    # tests/test_llvm_integer_products.py)
+    (lambda x, y: (x @ y) * xnp.mean(y), (np.ones((4, 6), np.complex128),
+                                          np.ones((6, 40), np.complex128))),  # a complex 0-d
 ])
 def test_refused_products_compile_with_numba(f, args):
     closed = xf.make_jaxpr(f)(*args)
@@ -169,14 +171,19 @@ def test_jit_runs_products_on_the_direct_path():
 def test_refusals_name_the_steps_and_why():
     """`llvm.refusals` lists each step the direct path refuses (here a loop calling a
     function it has no spelling of), and nothing for a program it takes."""
+    from xforms.extend import Primitive
+    twice = Primitive("twice_products", elementwise=True)     # a user's Numba function
+    twice.def_numba(lambda x: 2 * x, elementwise=True)
+    twice.def_abstract_eval(lambda x: x)
+
     def f(x, w):
-        return xnp.sum(xsp.jn(2, x @ w))         # (fmod since session 27, cbrt since 29,
-        #                                          digamma since 30)
+        return xnp.sum(twice.bind(x @ w))        # (fmod since session 27, cbrt since 29,
+        #                                          digamma since 30, Bessel jn since 31)
     x, w = np.ones((16, 40)), np.ones((40, 16))
     prep = backend._prepare(xf.make_jaxpr(f)(x, w), {"name": "t"})
     found = llvm.refusals(prep.plan)
-    assert [(k, why) for k, _, why in found] == [(1, "no spelling of bessel_jn")]
-    assert "bessel_jn" in found[0][1]
+    assert [(k, why) for k, _, why in found] == [(1, "no spelling of twice_products")]
+    assert "twice_products" in found[0][1]
     prep = backend._prepare(xf.make_jaxpr(lambda x, w: x @ w)(x, w), {"name": "t"})
     assert llvm.refusals(prep.plan) == []
 

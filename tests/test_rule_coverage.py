@@ -220,7 +220,11 @@ def _lowered_by(prim, target):
     control_rules = emit_cpu.CONTROL_RULES if target == "cpu" else emit_cuda.CONTROL_RULES
     kind = prim.facts.kind
     impl = numba_impls.get(prim)
-    if kind == facts.ELEMENTWISE and impl is not None:
+    if prim.facts.inline is not None:
+        # lowered by inlining its composite (kernels/prepare/passes.prepare: erf_inv's XLA
+        # polynomial), whose own primitives the other cases cover
+        assert callable(prim.facts.inline), f"{prim}: inline must be inline(eqn)"
+    elif kind == facts.ELEMENTWISE and impl is not None:
         # lowered like a user primitive on both targets (xforms/kernels/user_prims.py, which the
         # emitters consult before scalar rules): a scalar Numba function per element
         assert impl.elementwise and callable(impl.fn), f"{prim}: not a scalar implementation"
