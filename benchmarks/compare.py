@@ -36,6 +36,11 @@ def load_rows(path: str) -> dict:
     return {_key(r): r for r in data["rows"] if r.get("status") == "ok"}
 
 
+def _g(v, spec=".4g") -> str:
+    """`v` formatted, or '-' where the run recorded none."""
+    return "-" if v is None else format(v, spec)
+
+
 def _fmt_each(row: dict) -> str:
     each = row.get("ratio_jax_each")
     return "/".join(f"{r:.2f}" for r in each) if each else ""
@@ -50,9 +55,9 @@ def compare_rows(new: dict, old: dict, threshold: float = 1.15, only_changed: bo
         moved = change > threshold or change < 1 / threshold
         if only_changed and not moved:
             continue
-        ratios = f"{a.get('ratio_jax', float('nan')):.2f} -> {b.get('ratio_jax', float('nan')):.2f}"
+        ratios = f"{_g(a.get('ratio_jax'), '.2f')} -> {_g(b.get('ratio_jax'), '.2f')}"
         lines.append(f"{'!' if moved else ' '} {key[0]:14s} {key[1]:26s} {key[2]:48s} "
-                     f"{a['value']:10.4g} -> {b['value']:10.4g} {a['unit']:9s} x{change:5.2f} "
+                     f"{_g(a['value']):>10s} -> {_g(b['value']):>10s} {a['unit']:9s} x{change:5.2f} "
                      f" jax {ratios}  {_fmt_each(b)}")
     return lines
 
@@ -64,12 +69,12 @@ def show_rows(rows: dict, only=()):
     for key in sorted(k for k in rows if k[3] == "xforms" and (not only or k[0] in only)):
         r = rows[key]
         jax = rows.get(key[:3] + ("jax",))
-        jv = f"{jax['value']:.4g}" if jax else "-"
-        first = (f"first {r.get('first_call_s', float('nan')):.3g}/"
-                 f"{jax.get('first_call_s', float('nan')) if jax else float('nan'):.3g} s")
-        lines.append(f"{key[0]:14s} {key[1]:26s} {key[2]:48s} {r['value']:10.4g} {jv:>10s} "
-                     f"{r['unit']:9s} x{r.get('ratio_jax', float('nan')):5.2f} "
-                     f"lim {r.get('ratio_limit', float('nan')):5.2f}  {first}  {_fmt_each(r)}")
+        jv = _g(jax["value"]) if jax else "-"
+        first = f"first {_g(r.get('first_call_s'), '.3g')}/" \
+                f"{_g(jax.get('first_call_s') if jax else None, '.3g')} s"
+        lines.append(f"{key[0]:14s} {key[1]:26s} {key[2]:48s} {_g(r['value']):>10s} {jv:>10s} "
+                     f"{r['unit']:9s} x{_g(r.get('ratio_jax'), '5.2f')} "
+                     f"lim {_g(r.get('ratio_limit'), '5.2f')}  {first}  {_fmt_each(r)}")
     return lines
 
 
