@@ -33,26 +33,22 @@ matrix, or QR sweeps that do not converge, give NaN values and vectors (LAPACK's
 """
 import numpy as np
 
-from .schur import (Math, complex_schur, form_q, load_matrix, nan_out, per_matrix,
-                    real_qr_sweeps, reduce_hessenberg)
+from .per_matrix import Math, element, load_matrix, nan_out, per_matrix
+from .schur import complex_schur, form_q, real_qr_sweeps, reduce_hessenberg
 
 _F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
 _EPS = float(np.finfo(np.float64).eps)
-
-
-def _at(M, n):
-    return lambda i, j: f"{M}[_o + ({i}) * {n} + {j}]"
 
 
 def _balance(kb, M, D, n, cplx):
     """Lines of LAPACK ?gebal's scaling (job 'S', its permutations left out) on the scratch
     matrix M: row and column i scaled by 1/f and f, powers of 2, until each row's and
     column's norms are within 0.95 of balanced; D (offset `_b * n`) gathers the f's."""
-    at = _at(M, n)
+    at = element(M, n)
     sfmin1 = float(np.finfo(np.float64).tiny) / _EPS
     sfmin2, sfmax1 = sfmin1 * 2.0, 1.0 / sfmin1
     sfmax2 = 1.0 / sfmin2
-    a2 = (lambda e: f"(({e}).real ** 2 + ({e}).imag ** 2)" if cplx else f"({e}) ** 2")
+    a2 = Math(cplx).abs2
     d = f"{D}[_b * {n} + _i]"
     with kb.block(f"for _i in range({n}):"):
         kb.line(f"{d} = 1.0")
@@ -95,7 +91,7 @@ def _balance(kb, M, D, n, cplx):
 def _split_pairs(kb, H, Z, n):
     """Lines making each standardised 2 x 2 block of the real Schur form in H (now complex)
     upper triangular by G (module docstring), T and Z updated."""
-    t, z = _at(H, n), _at(Z, n)
+    t, z = element(H, n), element(Z, n)
     with kb.block(f"for _i in range({n - 1}):"):
         with kb.block(f"if {t('_i + 1', '_i')}.real == 0.0:"):
             kb.line("continue")
@@ -121,7 +117,7 @@ def _vectors(kb, H, Z, Y, X, D, V, n, real):
     """Lines writing matrix _b's unit eigenvectors (columns of V) from T = H and Z: the
     back-substitution, x = D Z y (D: the balancing's scales), the norm and the phase
     (module docstring)."""
-    t, z = _at(H, n), _at(Z, n)
+    t, z = element(H, n), element(Z, n)
     y, x = (lambda i: f"{Y}[_b * {n} + {i}]"), (lambda i: f"{X}[_b * {n} + {i}]")
     with kb.block(f"for _k in range({n}):          # eigenvector _k: back-substitution on T"):
         kb.line(f"_zl = {t('_k', '_k')}")

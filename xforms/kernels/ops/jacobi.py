@@ -30,38 +30,11 @@ O(n^3) per sweep: right for the small matrices of batched models, the fallback f
 """
 import numpy as np
 
-from ..cuda.printer.emit import KernelBuilder
-from ..cuda.printer.kernel_builder import cdiv
+from .per_matrix import Math, per_matrix
 
-_F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
+_F64 = np.dtype(np.float64)
 _SWEEPS = 60
 _TOL = 1e-15                  # relative size of what a sweep leaves off the diagonal
-
-
-def _scratch(cplx):
-    return _C128 if cplx else _F64
-
-
-def _conj(e, cplx):
-    return f"({e}).conjugate()" if cplx else e
-
-
-def _abs2(e, cplx):
-    return f"(({e}).real ** 2 + ({e}).imag ** 2)" if cplx else f"({e}) ** 2"
-
-
-def _per_matrix(em, eqn, what, batch, body, temps):
-    """A kernel of one thread per matrix: `body(kb, names, bufs)` writes the code for matrix
-    `_b`; `temps`: (name, elements per matrix, dtype) scratch buffers (`bufs[name]`)."""
-    kb = KernelBuilder(em, what)
-    kb.comment(eqn)
-    names = [kb.arr(v) for v in list(eqn.invars) + list(eqn.outvars)]
-    bufs = {t: kb.buf(f"_T{t}", em.temp(max(batch * size, 1), dt), dt)
-            for t, size, dt in temps}
-    with kb.block(f"for _b in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"):
-        body(kb, names, bufs)
-    threads = max(1, min(batch, 64))
-    kb.launch(max(1, min(cdiv(batch, threads), em.spec.max_blocks)), threads)
 
 
 def _rotation(kb, a, b, g, cplx):
@@ -139,9 +112,10 @@ def _reflect(kb, v, m, at, cplx, tau="_tau"):
 
         _reflect(kb, lambda i: f"W[{i} * 3 + _j]", 3, lambda i: f"Q[{i} * 3 + _c]", False)
     """
+    spell = Math(cplx)
     kb.line(f"_d = {at('_j')}")
     with kb.block(f"for _i in range(_j + 1, {m}):"):
-        kb.line(f"_d += {_conj(v('_i'), cplx)} * {at('_i')}")
+        kb.line(f"_d += {spell.conj(v('_i'))} * {at('_i')}")
     kb.line(f"_d *= {tau}")
     kb.line(f"{at('_j')} -= _d")
     with kb.block(f"for _i in range(_j + 1, {m}):"):
@@ -169,6 +143,7 @@ def eigh(em, eqn, a, batch, dt):
     n = a.aval.shape[-1]
     lower = bool(eqn.params["lower"])
     cplx = np.dtype(dt).kind == "c"
+    spell = Math(cplx)
     re = ".real" if cplx else ""
 
     def body(kb, names, bufs):
@@ -180,7 +155,7 @@ def eigh(em, eqn, a, batch, dt):
             kb.line("_off = 0.0")
             kb.line("_all = 0.0")
             with kb.block(f"for _t in range({n * n}):"):
-                kb.line(f"_e2 = {_abs2(f'{S}[_o + _t]', cplx)}")
+                kb.line(f"_e2 = {spell.abs2(f'{S}[_o + _t]')}")
                 kb.line("_all += _e2")
                 with kb.block(f"if _t % {n + 1} != 0:"):
                     kb.line("_off += _e2")
@@ -204,14 +179,15 @@ def eigh(em, eqn, a, batch, dt):
         with kb.block(f"for _t in range({n * n}):"):
             kb.line(f"{V}[_o + _t] = {Q}[_o + _t]")
 
-    sdt = _scratch(cplx)
-    _per_matrix(em, eqn, f"eigh of {a.aval.str_short()} (Jacobi, one thread per matrix)",
-                batch, body, [("S", n * n, sdt), ("V", n * n, sdt), ("w", n, _F64)])
+    sdt = spell.scratch
+    per_matrix(em, eqn, f"eigh of {a.aval.str_short()} (Jacobi, one thread per matrix)",
+               batch, body, [("S", n * n, sdt), ("V", n * n, sdt), ("w", n, _F64)])
 
 
 def _one_sided_sweeps(kb, X, Wm, R, C, LD, uv, cplx):
     """Lines rotating the pairs of X's C columns (R rows, stride LD) to orthogonality, W
     (C x C, offset `_ow`) accumulating the rotations where `uv`."""
+    spell = Math(cplx)
     with kb.block(f"for _sweep in range({_SWEEPS}):"):
         kb.line("_rotated = False")
         with kb.block(f"for _p in range({C - 1}):"):
@@ -222,9 +198,9 @@ def _one_sided_sweeps(kb, X, Wm, R, C, LD, uv, cplx):
                 with kb.block(f"for _k in range({R}):"):
                     kb.line(f"_x = {X}[_o + _k * {LD} + _p]")
                     kb.line(f"_y = {X}[_o + _k * {LD} + _q]")
-                    kb.line(f"_al += {_abs2('_x', cplx)}")
-                    kb.line(f"_be += {_abs2('_y', cplx)}")
-                    kb.line(f"_g += {_conj('_x', cplx)} * _y")
+                    kb.line(f"_al += {spell.abs2('_x')}")
+                    kb.line(f"_be += {spell.abs2('_y')}")
+                    kb.line(f"_g += {spell.conj('_x')} * _y")
                 with kb.block(f"if not abs(_g) > {_TOL} * math.sqrt(_al * _be):"):
                     kb.line("continue               # (orthogonal, zero or NaN)")
                 kb.line("_rotated = True")
@@ -242,6 +218,7 @@ def svd(em, eqn, a, batch, dt):
     uv = bool(eqn.params["compute_uv"])
     full = bool(eqn.params["full_matrices"])
     cplx = np.dtype(dt).kind == "c"
+    spell = Math(cplx)
     wide = n > m
     R, C = (n, m) if wide else (m, n)          # X = A^H (wide) or A: R x C, R >= C
     # the left factor of X: R x R when a full one is asked for (U of A, or V^H of a wide A)
@@ -255,7 +232,7 @@ def svd(em, eqn, a, batch, dt):
         with kb.block(f"for _i in range({R}):"):
             with kb.block(f"for _j in range({C}):"):
                 src = f"{A}[_b * {m * n} + " + (f"_j * {n} + _i]" if wide else f"_i * {n} + _j]")
-                src = _conj(src, cplx) if wide else src
+                src = spell.conj(src) if wide else src
                 kb.line(f"{X}[_o + _i * {LD} + _j] = {src}")
         if uv:
             with kb.block(f"for _t in range({C * C}):"):
@@ -265,7 +242,7 @@ def svd(em, eqn, a, batch, dt):
         with kb.block(f"for _j in range({C}):"):
             kb.line("_nrm = 0.0")
             with kb.block(f"for _k in range({R}):"):
-                kb.line(f"_nrm += {_abs2(f'{X}[_o + _k * {LD} + _j]', cplx)}")
+                kb.line(f"_nrm += {spell.abs2(f'{X}[_o + _k * {LD} + _j]')}")
             kb.line(f"{sv}[_b * {C} + _j] = math.sqrt(_nrm)")
         columns = [(X, LD, R)] + ([(Wm, C, C, "_ow")] if uv else [])
         _selection_sort(kb, C, lambda i: f"{sv}[_b * {C} + {i}]", True, columns,
@@ -286,17 +263,18 @@ def svd(em, eqn, a, batch, dt):
         with kb.block(f"for _i in range({kv}):"):
             with kb.block(f"for _j in range({n}):"):
                 el = f"{right[0]}[{right[1]} + _j * {right[2]} + _i]"
-                kb.line(f"{VT}[_b * {kv * n} + _i * {n} + _j] = {_conj(el, cplx)}")
+                kb.line(f"{VT}[_b * {kv * n} + _i * {n} + _j] = {spell.conj(el)}")
 
-    sdt = _scratch(cplx)
+    sdt = spell.scratch
     temps = [("X", R * LD, sdt), ("W", C * C if uv else 1, sdt), ("s", C, _F64)]
-    _per_matrix(em, eqn, f"svd of {a.aval.str_short()} (one-sided Jacobi, one thread per "
-                "matrix)", batch, body, temps)
+    per_matrix(em, eqn, f"svd of {a.aval.str_short()} (one-sided Jacobi, one thread per "
+               "matrix)", batch, body, temps)
 
 
 def _left_vectors(kb, X, sv, R, C, LD, cplx):
     """X's first C columns divided by their norms; columns of zero norm and columns C..LD-1
     (a full factor) set to unit vectors orthogonalised (twice) against those before them."""
+    spell = Math(cplx)
     tiny = "1e-300"
     el = (lambda k, j: f"{X}[_o + {k} * {LD} + {j}]")
     with kb.block(f"for _j in range({LD}):"):
@@ -312,12 +290,12 @@ def _left_vectors(kb, X, sv, R, C, LD, cplx):
                 with kb.block("for _l in range(_j):"):
                     kb.line("_d = 0j" if cplx else "_d = 0.0")
                     with kb.block(f"for _k in range({R}):"):
-                        kb.line(f"_d += {_conj(el('_k', '_l'), cplx)} * {el('_k', '_j')}")
+                        kb.line(f"_d += {spell.conj(el('_k', '_l'))} * {el('_k', '_j')}")
                     with kb.block(f"for _k in range({R}):"):
                         kb.line(f"{el('_k', '_j')} -= _d * {el('_k', '_l')}")
             kb.line("_nrm = 0.0")
             with kb.block(f"for _k in range({R}):"):
-                kb.line(f"_nrm += {_abs2(el('_k', '_j'), cplx)}")
+                kb.line(f"_nrm += {spell.abs2(el('_k', '_j'))}")
             with kb.block("if _nrm > 0.25:"):
                 kb.line("_nrm = math.sqrt(_nrm)")
                 with kb.block(f"for _k in range({R}):"):
@@ -328,16 +306,17 @@ def _left_vectors(kb, X, sv, R, C, LD, cplx):
 def _householder(kb, W, T, v, m, n, k, cplx):
     """Lines of ?geqr2 on matrix _b of W (m x n, offset `_o`): reflector _j's vector below
     its diagonal, its tau in T, R above."""
+    spell = Math(cplx)
     with kb.block(f"for _j in range({k}):"):
         kb.line(f"_al = {W}[_o + _j * {n + 1}]")
         kb.line("_nrm = 0.0")
         with kb.block(f"for _i in range(_j + 1, {m}):"):
-            kb.line(f"_nrm += {_abs2(f'{W}[_o + _i * {n} + _j]', cplx)}")
+            kb.line(f"_nrm += {spell.abs2(f'{W}[_o + _i * {n} + _j]')}")
         with kb.block("if _nrm == 0.0" + (" and _al.imag == 0.0:" if cplx else ":")):
             kb.line(f"{T}[_b * {k} + _j] = 0.0")
             kb.line("continue")
         re_al = "_al.real" if cplx else "_al"
-        kb.line(f"_be = -math.copysign(math.sqrt({_abs2('_al', cplx)} + _nrm), {re_al})")
+        kb.line(f"_be = -math.copysign(math.sqrt({spell.abs2('_al')} + _nrm), {re_al})")
         kb.line("_tau = complex((_be - _al.real) / _be, -_al.imag / _be)" if cplx
                 else "_tau = (_be - _al) / _be")
         kb.line(f"{T}[_b * {k} + _j] = _tau")
@@ -347,7 +326,7 @@ def _householder(kb, W, T, v, m, n, k, cplx):
         kb.line(f"{W}[_o + _j * {n + 1}] = _be")
         with kb.block(f"for _l in range(_j + 1, {n}):    # H^H the rest: I - conj(tau) v v^H"):
             _reflect(kb, v, m, lambda i: f"{W}[_o + {i} * {n} + _l]", cplx,
-                     _conj("_tau", cplx))
+                     spell.conj("_tau"))
 
 
 def qr(em, eqn, a, batch, dt):
@@ -379,6 +358,6 @@ def qr(em, eqn, a, batch, dt):
                 kb.line(f"{Ro}[_b * {kr * n} + _i * {n} + _l] = "
                         f"{W}[_o + _i * {n} + _l] if _l >= _i else 0.0")
 
-    sdt = _scratch(cplx)
-    _per_matrix(em, eqn, f"qr of {a.aval.str_short()} (Householder, one thread per matrix)",
-                batch, body, [("W", m * n, sdt), ("tau", k, sdt), ("Q", m * kq, sdt)])
+    sdt = Math(cplx).scratch
+    per_matrix(em, eqn, f"qr of {a.aval.str_short()} (Householder, one thread per matrix)",
+               batch, body, [("W", m * n, sdt), ("tau", k, sdt), ("Q", m * kq, sdt)])

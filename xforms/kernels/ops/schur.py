@@ -35,8 +35,8 @@ A matrix with a non-finite entry, or one whose QR sweeps do not converge in 30 n
 """
 import numpy as np
 
-from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.printer.kernel_builder import cdiv, unsupported
+from ..cuda.printer.emit import OP_RULES as CUDA_RULES
+from .per_matrix import Math, element, load_matrix, nan_out, per_matrix
 from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
 
@@ -49,47 +49,6 @@ def _batch(shape):
     return int(np.prod(shape[:-2], dtype=np.int64))
 
 
-def per_matrix(em, eqn, what, batch, body, temps):
-    """A kernel of one thread per matrix `_b`: `body(kb, names, bufs)` writes its code;
-    `temps`: (name, elements per matrix, dtype) scratch buffers (`bufs[name]`)."""
-    kb = KernelBuilder(em, what)
-    kb.comment(eqn)
-    names = [kb.arr(v) for v in list(eqn.invars) + list(eqn.outvars)]
-    bufs = {t: kb.buf(f"_T{t}", em.temp(max(batch * size, 1), dt), dt)
-            for t, size, dt in temps}
-    with kb.block(f"for _b in range(cuda.grid(1), {batch}, cuda.gridsize(1)):"):
-        body(kb, names, bufs)
-    threads = max(1, min(batch, 64))
-    kb.launch(max(1, min(cdiv(batch, threads), em.spec.max_blocks)), threads)
-
-
-class Math:
-    """How the generated code spells conj, |x|^2 and zero for real or complex scratch."""
-
-    def __init__(self, cplx):
-        self.cplx = cplx
-
-    def conj(self, e):
-        return f"({e}).conjugate()" if self.cplx else e
-
-    def abs2(self, e):
-        return f"(({e}).real ** 2 + ({e}).imag ** 2)" if self.cplx else f"({e}) ** 2"
-
-    def zero(self):
-        return "0j" if self.cplx else "0.0"
-
-
-def load_matrix(kb, dst, src, n, cast):
-    """Copy matrix `_b` of `src` into scratch `dst` (offset `_o`), `cast` around each entry;
-    `_fin` is then whether every entry is finite."""
-    kb.line("_fin = True")
-    with kb.block(f"for _t in range({n * n}):"):
-        kb.line(f"_v = {cast}({src}[_o + _t])")
-        kb.line(f"{dst}[_o + _t] = _v")
-        with kb.block("if not (abs(_v) < math.inf):                 # (NaN or infinite)"):
-            kb.line("_fin = False")
-
-
 def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
     """Lines reducing the n x n scratch matrix H (offset `_o`) to Hessenberg form in place,
     LAPACK's packed form (?gehd2): reflector _j's vector below the subdiagonal of column _j,
@@ -97,7 +56,7 @@ def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
 
         reduce_hessenberg(kb, "H", "TAU", "_b * 3 + _j", 4, Math(False))
     """
-    at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
+    at = element(H, n)
     with kb.block(f"for _j in range({n - 1}):            # reflector _j: rows _j + 1 .."):
         kb.line(f"_al = {at('_j + 1', '_j')}")
         kb.line("_x = 0.0")
@@ -137,22 +96,22 @@ def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
 def form_q(kb, H, TAU, Z, n, m):
     """Lines forming Z = H_0 ... H_{n-2} from the reflectors `_hessenberg` left in H and TAU
     (offset `_b * n`), then zeroing H below its subdiagonal; m: a Math."""
-    at = (lambda M, i, j: f"{M}[_o + ({i}) * {n} + {j}]")
+    h, z = element(H, n), element(Z, n)
     with kb.block(f"for _t in range({n * n}):"):
         kb.line(f"{Z}[_o + _t] = 1.0 if _t // {n} == _t % {n} else 0.0")
     with kb.block(f"for _j in range({n - 2}, -1, -1):       # backwards, as ?orghr"):
         kb.line(f"_tau = {TAU}[_b * {n} + _j]")
         with kb.block(f"for _c in range(_j + 1, {n}):"):
-            kb.line(f"_d = {at(Z, '_j + 1', '_c')}")
+            kb.line(f"_d = {z('_j + 1', '_c')}")
             with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"_d += {m.conj(at(H, '_k', '_j'))} * {at(Z, '_k', '_c')}")
+                kb.line(f"_d += {m.conj(h('_k', '_j'))} * {z('_k', '_c')}")
             kb.line("_d *= _tau")
-            kb.line(f"{at(Z, '_j + 1', '_c')} -= _d")
+            kb.line(f"{z('_j + 1', '_c')} -= _d")
             with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"{at(Z, '_k', '_c')} -= _d * {at(H, '_k', '_j')}")
+                kb.line(f"{z('_k', '_c')} -= _d * {h('_k', '_j')}")
     with kb.block(f"for _i in range(2, {n}):"):
         with kb.block("for _j in range(_i - 1):"):
-            kb.line(f"{at(H, '_i', '_j')} = {m.zero()}")
+            kb.line(f"{h('_i', '_j')} = {m.zero()}")
 
 
 def _rotate(kb, at, lo, hi, rows):
@@ -190,8 +149,8 @@ def _givens(kb, x, y):
 def complex_qr_sweeps(kb, H, Z, n):
     """Lines taking the complex Hessenberg H (offset `_o`) to upper triangular T by shifted QR
     sweeps, Z accumulating the rotations; `_fin` false after if they did not converge."""
-    at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
-    zat = (lambda i, j: f"{Z}[_o + ({i}) * {n} + {j}]")
+    at = element(H, n)
+    zat = element(Z, n)
     a1 = (lambda e: f"(abs(({e}).real) + abs(({e}).imag))")
     kb.line(f"_hi = {n - 1}")
     kb.line("_its = 0")
@@ -370,8 +329,8 @@ def real_qr_sweeps(kb, H, Z, n):
     """Lines taking the real Hessenberg H (offset `_o`) to the real Schur form by LAPACK
     ?lahqr's double-shift steps, 2 x 2 blocks standardised, Z accumulating; `_fin` false
     after if they did not converge."""
-    at = (lambda i, j: f"{H}[_o + ({i}) * {n} + {j}]")
-    zat = (lambda i, j: f"{Z}[_o + ({i}) * {n} + {j}]")
+    at = element(H, n)
+    zat = element(Z, n)
     kb.line(f"_i = {n - 1}")
     with kb.block("while _i >= 0:                  # rows _i (and _i - 1) converge next"):
         kb.line("_l = 0")
@@ -411,14 +370,6 @@ def real_qr_sweeps(kb, H, Z, n):
         kb.line("_i = _l - 1")
 
 
-def nan_out(kb, outs):
-    """Lines writing NaN into matrix `_b` of each (name, elements per matrix, complex)."""
-    for name, size, cplx in outs:
-        with kb.block(f"for _t in range({size}):"):
-            kb.line(f"{name}[_b * {size} + _t] = "
-                    + ("complex(math.nan, math.nan)" if cplx else "math.nan"))
-
-
 def complex_schur(kb, A, H, Z, TAU, n, prepare=None):
     """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`.
     `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's balancing)."""
@@ -450,7 +401,7 @@ def _hessenberg_cuda(em, eqn):
     a = eqn.invars[0]
     n, batch = a.aval.shape[-1], _batch(a.aval.shape)
     m = Math(np.dtype(a.aval.dtype).kind == "c")
-    sdt = _C128 if m.cplx else _F64
+    sdt = m.scratch
 
     def body(kb, names, bufs):
         A, P, T = names
@@ -517,7 +468,7 @@ def _sqrtm_cuda(em, eqn):
     def body(kb, names, bufs):
         A, S = names
         H, Z, W = bufs["H"], bufs["Z"], bufs["W"]
-        at = (lambda M, i, j: f"{M}[_o + ({i}) * {n} + {j}]")
+        h, z, w = element(H, n), element(Z, n), element(W, n)
         complex_schur(kb, A, H, Z, bufs["tau"], n)
         with kb.block("if not _fin:"):
             nan_out(kb, [(S, n * n, True)])
@@ -525,30 +476,29 @@ def _sqrtm_cuda(em, eqn):
         kb.line("_tol = -1.0")
         if real:          # a real matrix's eigenvalue negative up to rounding: i sqrt(|re|)
             with kb.block(f"for _j in range({n}):"):
-                kb.line(f"_tol = max(_tol, {100 * eps} * abs({at(H, '_j', '_j')}))")
+                kb.line(f"_tol = max(_tol, {100 * eps} * abs({h('_j', '_j')}))")
         with kb.block(f"for _j in range({n}):        # R, the root of T, in place"):
-            kb.line(f"_d = {at(H, '_j', '_j')}")
+            kb.line(f"_d = {h('_j', '_j')}")
             with kb.block("if _d.real < 0.0 and abs(_d.imag) <= _tol:"):
-                kb.line(f"{at(H, '_j', '_j')} = complex(0.0, math.sqrt(-_d.real))")
+                kb.line(f"{h('_j', '_j')} = complex(0.0, math.sqrt(-_d.real))")
             with kb.block("else:"):
-                kb.line(f"{at(H, '_j', '_j')} = cmath.sqrt(_d)")
+                kb.line(f"{h('_j', '_j')} = cmath.sqrt(_d)")
             with kb.block("for _i in range(_j - 1, -1, -1):"):
-                kb.line(f"_v = {at(H, '_i', '_j')}")
+                kb.line(f"_v = {h('_i', '_j')}")
                 with kb.block("for _k in range(_i + 1, _j):"):
-                    kb.line(f"_v -= {at(H, '_i', '_k')} * {at(H, '_k', '_j')}")
-                kb.line(f"{at(H, '_i', '_j')} = _v / ({at(H, '_i', '_i')} + "
-                        f"{at(H, '_j', '_j')})")
+                    kb.line(f"_v -= {h('_i', '_k')} * {h('_k', '_j')}")
+                kb.line(f"{h('_i', '_j')} = _v / ({h('_i', '_i')} + {h('_j', '_j')})")
         with kb.block(f"for _i in range({n}):            # W = R Z^H"):
             with kb.block(f"for _j in range({n}):"):
                 kb.line("_v = 0j")
                 with kb.block(f"for _k in range(_i, {n}):"):
-                    kb.line(f"_v += {at(H, '_i', '_k')} * {at(Z, '_j', '_k')}.conjugate()")
-                kb.line(f"{at(W, '_i', '_j')} = _v")
+                    kb.line(f"_v += {h('_i', '_k')} * {z('_j', '_k')}.conjugate()")
+                kb.line(f"{w('_i', '_j')} = _v")
         with kb.block(f"for _i in range({n}):            # S = Z W"):
             with kb.block(f"for _j in range({n}):"):
                 kb.line("_v = 0j")
                 with kb.block(f"for _k in range({n}):"):
-                    kb.line(f"_v += {at(Z, '_i', '_k')} * {at(W, '_k', '_j')}")
+                    kb.line(f"_v += {z('_i', '_k')} * {w('_k', '_j')}")
                 kb.line(f"{S}[_o + _i * {n} + _j] = _v")
 
     per_matrix(em, eqn, f"sqrtm of {a.aval.str_short()} (complex Schur, one thread per "
