@@ -33,8 +33,8 @@ matrix, or QR sweeps that do not converge, give NaN values and vectors (LAPACK's
 """
 import numpy as np
 
-from .per_matrix import Math, element, load_matrix, nan_out, per_matrix
-from .schur import complex_schur, form_q, real_qr_sweeps, reduce_hessenberg
+from .per_matrix import Math, element, nan_out, per_matrix
+from .schur import schur_form
 
 _F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
 _EPS = float(np.finfo(np.float64).eps)
@@ -181,23 +181,15 @@ def eig(em, eqn, a, batch, dt):
     def body(kb, names, bufs):
         A, W = names[:2]
         H, Z = bufs["H"], bufs["Z"]
-        kb.line(f"_o = _b * {n * n}")
+        S, Q, tau = (bufs["Hr"], bufs["Zr"], bufs["taur"]) if real else (H, Z, bufs["tau"])
+        schur_form(kb, A, S, Q, tau, n, not real,
+                   lambda kb: _balance(kb, S, bufs["d"], n, not real))
         if real:
-            Hr, Zr = bufs["Hr"], bufs["Zr"]
-            load_matrix(kb, Hr, A, n, "float")
-            with kb.block("if _fin:"):
-                _balance(kb, Hr, bufs["d"], n, False)
-                reduce_hessenberg(kb, Hr, bufs["taur"], f"_b * {n} + _j", n, Math(False))
-                form_q(kb, Hr, bufs["taur"], Zr, n, Math(False))
-                real_qr_sweeps(kb, Hr, Zr, n)
             with kb.block("if _fin:"):
                 with kb.block(f"for _t in range({n * n}):"):
-                    kb.line(f"{H}[_o + _t] = complex({Hr}[_o + _t], 0.0)")
-                    kb.line(f"{Z}[_o + _t] = complex({Zr}[_o + _t], 0.0)")
+                    kb.line(f"{H}[_o + _t] = complex({S}[_o + _t], 0.0)")
+                    kb.line(f"{Z}[_o + _t] = complex({Q}[_o + _t], 0.0)")
                 _split_pairs(kb, H, Z, n)
-        else:
-            complex_schur(kb, A, H, Z, bufs["tau"], n,
-                          lambda kb: _balance(kb, H, bufs["d"], n, True))
         with kb.block("if not _fin:"):
             nan_out(kb, [(W, n, True)] + ([(names[2], n * n, True)] if vectors else []))
             kb.line("continue")

@@ -370,17 +370,22 @@ def real_qr_sweeps(kb, H, Z, n):
         kb.line("_i = _l - 1")
 
 
-def complex_schur(kb, A, H, Z, TAU, n, prepare=None):
-    """Lines: the complex Schur form of matrix `_b` of A into scratch H (T) and Z; `_fin`.
-    `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's balancing)."""
+def schur_form(kb, A, H, Z, TAU, n, cplx, prepare=None):
+    """Lines: the Schur form of matrix `_b` of A into scratch H (T) and Z, complex (`cplx`)
+    or real, as the module docstring says; `_fin` false after where A is not finite or the
+    sweeps did not converge.  `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's
+    balancing).
+
+        schur_form(kb, "A", "H", "Z", "TAU", 4, False)    # H, Z float64 scratch
+    """
     kb.line(f"_o = _b * {n * n}")
-    load_matrix(kb, H, A, n, "complex")
+    load_matrix(kb, H, A, n, "complex" if cplx else "float")
     with kb.block("if _fin:"):
         if prepare is not None:
             prepare(kb)
-        reduce_hessenberg(kb, H, TAU, f"_b * {n} + _j", n, Math(True))
-        form_q(kb, H, TAU, Z, n, Math(True))
-        complex_qr_sweeps(kb, H, Z, n)
+        reduce_hessenberg(kb, H, TAU, f"_b * {n} + _j", n, Math(cplx))
+        form_q(kb, H, TAU, Z, n, Math(cplx))
+        (complex_qr_sweeps if cplx else real_qr_sweeps)(kb, H, Z, n)
 
 
 def _temps(n):
@@ -431,15 +436,7 @@ def _schur_cuda(em, eqn):
     def body(kb, names, bufs):
         A, T, Zo = names
         H, Z = bufs["H"], bufs["Z"]
-        if real:
-            kb.line(f"_o = _b * {n * n}")
-            load_matrix(kb, H, A, n, "float")
-            with kb.block("if _fin:"):
-                reduce_hessenberg(kb, H, bufs["tau"], f"_b * {n} + _j", n, Math(False))
-                form_q(kb, H, bufs["tau"], Z, n, Math(False))
-                real_qr_sweeps(kb, H, Z, n)
-        else:
-            complex_schur(kb, A, H, Z, bufs["tau"], n)
+        schur_form(kb, A, H, Z, bufs["tau"], n, not real)
         with kb.block("if not _fin:"):
             nan_out(kb, [(T, n * n, not real), (Zo, n * n, not real)])
             kb.line("continue")
@@ -469,7 +466,7 @@ def _sqrtm_cuda(em, eqn):
         A, S = names
         H, Z, W = bufs["H"], bufs["Z"], bufs["W"]
         h, z, w = element(H, n), element(Z, n), element(W, n)
-        complex_schur(kb, A, H, Z, bufs["tau"], n)
+        schur_form(kb, A, H, Z, bufs["tau"], n, True)
         with kb.block("if not _fin:"):
             nan_out(kb, [(S, n * n, True)])
             kb.line("continue")
