@@ -392,19 +392,21 @@ def _temps(n):
     return [("H", n * n, _C128), ("Z", n * n, _C128), ("tau", n, _C128)]
 
 
-def _empty(eqn):
-    a = eqn.invars[0]
-    return a.aval.size == 0
+def _rule(emit):
+    """The CUDA rule of an op on a batch of n x n matrices: its outputs allocated (and no
+    kernel for an empty batch), then `emit(em, eqn, a, n, batch)` writes the kernel."""
+    def rule(em, eqn):
+        em.check_dtypes(eqn)
+        for v in eqn.outvars:
+            em.alloc(v)
+        a = eqn.invars[0]
+        if a.aval.size:
+            emit(em, eqn, a, a.aval.shape[-1], _batch(a.aval.shape))
+    return rule
 
 
-def _hessenberg_cuda(em, eqn):
-    em.check_dtypes(eqn)
-    for v in eqn.outvars:
-        em.alloc(v)
-    if _empty(eqn):
-        return
-    a = eqn.invars[0]
-    n, batch = a.aval.shape[-1], _batch(a.aval.shape)
+@_rule
+def _hessenberg_cuda(em, eqn, a, n, batch):
     m = Math(np.dtype(a.aval.dtype).kind == "c")
     sdt = m.scratch
 
@@ -423,14 +425,8 @@ def _hessenberg_cuda(em, eqn):
                 "matrix)", batch, body, [("H", n * n, sdt), ("tau", n, sdt)])
 
 
-def _schur_cuda(em, eqn):
-    em.check_dtypes(eqn)
-    for v in eqn.outvars:
-        em.alloc(v)
-    if _empty(eqn):
-        return
-    a = eqn.invars[0]
-    n, batch = a.aval.shape[-1], _batch(a.aval.shape)
+@_rule
+def _schur_cuda(em, eqn, a, n, batch):
     real = np.dtype(eqn.outvars[0].aval.dtype).kind != "c"
 
     def body(kb, names, bufs):
@@ -451,14 +447,9 @@ def _schur_cuda(em, eqn):
                 "matrix)", batch, body, temps)
 
 
-def _sqrtm_cuda(em, eqn):
-    em.check_dtypes(eqn)
-    for v in eqn.outvars:
-        em.alloc(v)
-    if _empty(eqn):
-        return
-    a, out = eqn.invars[0], eqn.outvars[0]
-    n, batch = a.aval.shape[-1], _batch(a.aval.shape)
+@_rule
+def _sqrtm_cuda(em, eqn, a, n, batch):
+    out = eqn.outvars[0]
     real = np.dtype(a.aval.dtype).kind == "f"
     eps = float(np.finfo(np.dtype(out.aval.dtype)).eps)
 
