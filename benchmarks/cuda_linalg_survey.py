@@ -8,6 +8,7 @@ two where it takes one); a line per case: ok, DIFF (the largest gap against the 
 factors unique only up to phase -- eig, eigh, svd, schur -- compared by what does not depend
 on it: their reconstruction of the operand, eig's values as a set), or RAISES.
 """
+import os
 import sys
 import traceback
 
@@ -18,24 +19,22 @@ import xforms as xf
 import xforms.numpy as xnp
 import xforms.scipy.linalg as xsl
 
+# the CUDA tests' random operands (a real or complex normal matrix, a Hermitian positive
+# definite one), not a copy of them
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "tests", "cuda"))
+import operands  # noqa: E402
+
 _rng = np.random.default_rng(5)
 
 
 def _mat(shape, dt):
-    a = _rng.standard_normal(shape)
-    if np.dtype(dt).kind == "c":
-        a = a + 1j * _rng.standard_normal(shape)
-    return a.astype(dt)
-
-
-def _spd(n, dt):
-    m = _mat((n, n), dt)
-    return (m @ np.conj(m.T) + n * np.eye(n)).astype(dt)
+    return operands.rand(_rng, shape, dt)
 
 
 def _cases(dt):
     a, b, v = _mat((2, 4, 4), dt), _mat((4, 2), dt), _mat((4,), dt)
-    s, t = _spd(4, dt), _mat((5, 3), dt)
+    s, t = operands.hermitian(_rng, (4, 4), dt), _mat((5, 3), dt)
     la, sl, ft = xnp.linalg, xsl, xnp.fft
     yield from [
         ("linalg.cholesky", la.cholesky, (s,)), ("linalg.cond", la.cond, (a,)),
