@@ -49,7 +49,7 @@ def test_transposes_of_each_other(dt):
     assert np.allclose(np.triu(np.asarray(cholesky_cotangent(L, y))[1], 1), 0)
 
 
-# n across the CPU kernel's diagonal blocks (32 rows up to n = 512, linalg_runtime.py)
+# n across the CPU kernel's diagonal blocks (32 rows up to n = 512, kernels/runtime/linalg.py)
 @pytest.mark.parametrize("dt,n", [(np.float64, 1), (np.float64, 7), (np.float64, 64),
                                   (np.float64, 97), (np.complex128, 70), (np.float32, 66),
                                   (np.complex64, 9)])

@@ -1,4 +1,4 @@
-"""xforms/kernels/numba_fixes/ssa.py and numba_liveness.py: the SSA reconstruction and block liveness
+"""xforms/kernels/numba_fixes/ssa.py and liveness.py: the SSA reconstruction and block liveness
 installed in Numba give what Numba's own give (statement for statement, name for name), and
 the SSA pass is much faster on a long kernel with many reassigned names (the shape of a
 peeled, fused kernel)."""

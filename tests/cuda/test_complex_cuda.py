@@ -2,7 +2,7 @@
 XLA's, by the CPU tiers' own function compiled as a device function (cuda/printer/
 complexes.py), so on a grid of infinities, NaNs, signed zeros, huge and tiny parts the CUDA
 quotients are the CPU compiled tier's, bit for bit; tanh and tan (XLA's, complex_arith/
-tangent.py, session 30) and arccosh by device functions too (complex_arith/hyperbolic.py),
+tangent.py, session 30) and arccosh by device functions too (complex_arith/inverse.py),
 with jax's special values where the closed forms printed before gave NaN parts (and, on the
 simulator, raised: Python's math.tan(inf)).
 

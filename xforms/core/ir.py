@@ -271,6 +271,6 @@ def pp_jaxpr(jaxpr, names=None, indent=0):
     return "\n".join(lines)
 
 
-# ---- type checker (check_jaxpr lives in core.py, beside the rule table it reads) ------------
+# ---- type checker (check_jaxpr lives in core/trace.py, beside the rule table it reads) --------
 class IRTypeError(TypeError):
     pass

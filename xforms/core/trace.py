@@ -451,7 +451,7 @@ def _checks_on():
     return config.debug_nans.value or config.debug_infs.value
 
 
-# in-place ufuncs and pads folded into adds (xforms/core/eager_reuse.py); off: each equation
+# in-place ufuncs and pads folded into adds (xforms/core/eager/reuse.py); off: each equation
 # allocates its result, as the impl rules do (tests compare the two)
 reuse_buffers = True
 

@@ -25,7 +25,7 @@ from ..core.registry import primitive
 from .structural import reshape, rev
 
 conv_general_dilated_p = primitive("conv_general_dilated")
-declare(conv_general_dilated_p, OP, eager_work="window")   # op rules: xforms/kernels/ops/conv.py, cuda/lower_conv_cuda.py
+declare(conv_general_dilated_p, OP, eager_work="window")   # op rules (CPU and CUDA): xforms/kernels/ops/conv.py
 
 
 def dilate_dim(n, d):

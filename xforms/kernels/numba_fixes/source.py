@@ -1,4 +1,4 @@
-"""The source text of the Numba functions xforms/kernels/numba_fixes/patches.py and numba_alloc.py check
+"""The source text of the Numba functions xforms/kernels/numba_fixes/patches.py and alloc.py check
 before replacing them (a patch is installed only where Numba's code still reads as assumed).
 
 inspect.getsource tokenizes a function to find where it ends: 3 ms for some of Numba's, most

@@ -1,4 +1,4 @@
-"""CPU rules for the factorisation primitives (xforms/primitives/linalg*.py): each equation is
+"""CPU rules for the factorisation primitives (xforms/primitives/linalg/): each equation is
 one call of a Numba function of xforms/kernels/runtime/linalg.py, spectral.py or schur.py
 (LAPACK/BLAS inside) on views of its operands and outputs as batches of matrices (B, m, n).
 
@@ -7,13 +7,14 @@ one call of a Numba function of xforms/kernels/runtime/linalg.py, spectral.py or
 
 CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules below (cholesky
 and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
-run through cuSOLVER (ops/solver.py; without it real qr, eigh and svd in ops/jacobi.py's
-kernels); the others raise a LoweringError naming the primitive.
+run through cuSOLVER (ops/solver.py; without it qr, eigh and svd in ops/jacobi.py's kernels,
+eig in ops/eig.py's); hessenberg, schur and sqrtm in ops/schur.py's; the others raise a
+LoweringError naming the primitive.
 
 CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
 triangular_solve, lu and lu_pivots_to_permutation, so solve, inv, det, slogdet, cho_solve,
 lu_solve and the Gaussian-process likelihood run under jit(backend="cuda"); and
-cholesky_cotangent (reverse mode through a Cholesky, linalg_cholesky_ad.py).
+cholesky_cotangent (reverse mode through a Cholesky, primitives/linalg/cholesky_ad.py).
 
 Factorisations run one thread block per matrix (a grid-stride loop over the batch), the
 block's threads sharing each elimination step's updates, with a barrier between steps:

@@ -1,5 +1,5 @@
 """Compiled implementations of the special-function primitives (xforms/primitives/special/functions.py):
-each gets its xforms/kernels/libm/special.py (or bessel_math.py) scalar function as an elementwise Numba implementation,
+each gets its xforms/kernels/libm/special.py (or libm/bessel.py) scalar function as an elementwise Numba implementation,
 the mechanism of xforms/kernels/user_prims.py, so the CPU fuses it into loops (an `njit` function
 LLVM inlines) and CUDA calls it as an inlined device function, with no per-primitive tables.
 

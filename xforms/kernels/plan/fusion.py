@@ -2,7 +2,7 @@
 Pure Python, no Numba.
 
 Input: a Jaxpr after `passes.prepare` (calls inlined, dead code removed).  Output: a `Plan`
-that the CPU emitter (`emit_cpu.py`) and a CUDA emitter both turn into code.
+that the CPU emitter (`cpu/numba/emit.py`) and a CUDA emitter both turn into code.
 
 Partitioning (greedy, in program order, as XLA's loop fusion): every elementwise (built-in,
 or a user primitive with an elementwise Numba implementation: `is_elementwise`) or

@@ -1,5 +1,5 @@
 """The fusion plan: the backend-neutral steps a Jaxpr becomes (xforms/kernels/plan/fusion.py builds it),
-which the CPU emitter (`emit_cpu.py`) and the CUDA emitter both turn into code.  The plan
+which the CPU emitter (`cpu/numba/emit.py`) and the CUDA emitter both turn into code.  The plan
 holds every decision; a backend only chooses how to spell each step.  Pure Python, no Numba.
 
 Data structures (all read-only once built):

@@ -1,8 +1,8 @@
 """The four methods of a CPU convolution (xforms/kernels/runtime/conv.py chooses one per call from
 the sizes; `direct`, below, replaces them when the kernel is not finite), each over a range of
 its blocks, "units": a unit is one block of one group, and units write disjoint outputs, so
-that conv_runtime runs ranges of them on different threads.
-Arguments as conv_runtime's (flat operands, sizes and strides along five logical axes, `geo`),
+that runtime/conv.py runs ranges of them on different threads.
+Arguments as runtime/conv.py's (flat operands, sizes and strides along five logical axes, `geo`),
 `per` the block size it chose from the sizes alone, units u0 .. u1 - 1.
 
 Copies run as slice assignments: Numba vectorises an element loop `a[i + j] = b[k + j]`

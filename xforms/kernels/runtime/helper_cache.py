@@ -1,5 +1,5 @@
 """Whether Numba can keep xforms' fixed helper libraries on disk: one answer for every
-runtime module (cpu_runtime, fft_runtime, linalg_runtime, sort_runtime).
+runtime module (cpu_runtime, fft, linalg, sort, ... in this folder).
 
 Numba raises at decoration time when no cache location is writable.  The helpers are fixed
 library code, not user programs, so they are cached even under `XFORMS_DISABLE_CACHE=1`

@@ -21,7 +21,7 @@ exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=comple
 exp = bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
-exp2_p = define("exp2", complex_patch.exp2, accept=inexact, fresh=True,   # CUDA: xforms/kernels/cuda/{scalar,complex}_cuda.py
+exp2_p = define("exp2", complex_patch.exp2, accept=inexact, fresh=True,   # CUDA: xforms/kernels/cuda/printer/{scalar,complexes}.py
               math={"cpu": "np.exp2", "cpu_complex": "np.exp2", "cuda": None,
                     "cuda_complex": None}, cost=2.5,
                     ufunc=np.exp2, ufunc_kinds="f")

@@ -1,6 +1,6 @@
 """Factorisation primitives, part 1: cholesky, triangular_solve, lu.  Each acts on a batch of
 matrices (..., m, n): the leading dims are batch dims, so the batching rule only moves the
-mapped axis to the front.  Spectral ones (qr, eigh, svd) are in linalg_spectral.py.
+mapped axis to the front.  Spectral ones (qr, eigh, svd) are in spectral.py.
 
 Semantics follow JAX's lax.linalg: `cholesky` reads the lower triangle and gives NaNs (no
 exception) where the matrix is not positive definite; `triangular_solve` reads one triangle
@@ -73,7 +73,7 @@ def cholesky(a):
 
 abstract_eval_rules[cholesky_p] = _cholesky_aval
 impl_rules[cholesky_p] = _cholesky_impl
-# cholesky's jvp: linalg_cholesky_ad.py (its tangent and cotangent maps are primitives)
+# cholesky's jvp: cholesky_ad.py (its tangent and cotangent maps are primitives)
 def_batched_vmap(cholesky_p)
 
 

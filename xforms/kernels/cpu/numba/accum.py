@@ -39,7 +39,7 @@ class Reduction:
         self.out = eqn.outvars[0]
         self.dt = np.dtype(eqn.invars[0].aval.dtype)
         self.suffix = ""             # "_c": the per-chunk accumulator of a chunked nest
-        self.stage = None            # buffer name: updates store into it (cpu_nest.py)
+        self.stage = None            # buffer name: updates store into it (cpu/numba/nest.py)
         self.part = None             # array partials' name: chunk `ch` folds into row ch
         self.print = CpuPrinter(em).print_acc     # its Init/Fold statements, printed
 

@@ -13,10 +13,10 @@ literals and math functions as module-level names (see `Emitter.lit`).
 Naming: a jaxpr variable printed as `l` is the scalar `l` inside loops and the array `L`
 when it is materialized; sub-programs (branches, loop bodies) prefix their names (`w0_a`).
 Arrays written here are C-contiguous; inputs are required C-contiguous by the signature.
-Op rules (dot_general, gather, ...) live in `emit_cpu_ops.py`, control flow in
-`emit_cpu_control.py`; both register into `OP_RULES` / `CONTROL_RULES`.  Fused loops are
-printed by `cpu_nest.py` (their loops) and `loop_cpu.py` (their bodies), with the
-accumulators of `cpu_accum.py` and the scalar context of `cpu_scalar.py`.
+Op rules (dot_general, gather, ...) live in `ops.py`, control flow in `control.py`; both
+register into `OP_RULES` / `CONTROL_RULES`.  Fused loops are printed by `nest.py` (their
+loops) and `printer.py` (their bodies), with the accumulators of `accum.py` and the scalar
+context of `scalar.py` (all in this folder, cpu/numba/).
 """
 from contextlib import contextmanager
 

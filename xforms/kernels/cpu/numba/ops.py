@@ -4,7 +4,7 @@ buffer), runtime_check, and the indexing ops (gather, scatter, dynamic slices, p
 concatenate), which xforms/kernels/loops/lower_indexing.py lowers to the loop IR and xforms/kernels/cpu/numba/printer.py
 prints.
 
-Each rule `rule(em, eqn)` writes statements through the emitter `em` (see emit_cpu.py):
+Each rule `rule(em, eqn)` writes statements through the emitter `em` (see cpu/numba/emit.py):
 `em.atom(a)` spells an operand, `em.alloc(v)` binds an output buffer (reusing a dead one
 when the plan says so), `em.plan.reuse.get(v) is x` means v updates x's buffer in place.
 """

@@ -28,7 +28,7 @@ from .blas_pointers import THREADS_GET as _GET, THREADS_SET as _SET, bind_thread
 
 bind_thread_symbols()
 _get = types.ExternalFunction(_GET, types.intc())
-current_threads = _get      # the BLAS thread count in force (products/split.py's parts)
+current_threads = _get      # the BLAS thread count in force (small_mm.py's parts)
 _set = types.ExternalFunction(_SET, types.void(types.intc))
 
 
