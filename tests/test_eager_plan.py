@@ -1,5 +1,5 @@
-"""Loop bodies evaluated eagerly as generated Python (xforms/primitives/eager_plan.py): the
-same values as binding each equation's impl rule, bit for bit, for every dtype and the
+"""Loop bodies evaluated eagerly as generated Python (xforms/primitives/control/eager_bodies.py):
+the same values as binding each equation's impl rule, bit for bit, for every dtype and the
 specialised primitives (operators, slices, squeezes, broadcasts, pads, sums); and the
 fast tier's RK4 gradient equal to the compiled one to rounding."""
 import warnings
@@ -11,7 +11,7 @@ import xforms as xf
 import xforms.numpy as xnp
 from xforms.core import trace as core
 from xforms import lax
-from xforms.primitives.eager_plan import compile_body
+from xforms.primitives.control.eager_bodies import compile_body
 
 
 def bodies(closed):

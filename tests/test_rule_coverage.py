@@ -25,7 +25,7 @@ from xforms.kernels.loops import scalar_rules as sr
 from xforms.kernels.prepare import scalarize
 from xforms.kernels.libm import vecmath
 from xforms.kernels.cuda.printer import emit as emit_cuda
-from xforms.primitives import eager_plan
+from xforms.primitives.control import eager_bodies
 from xforms.core import facts
 from xforms.core.avals import ShapedArray
 from xforms.core.trace import abstract_eval_rules, impl_rules
@@ -153,8 +153,8 @@ def test_eager_reuse_facts(prim):
 def test_operator_facts(prim):
     """A primitive declaring `operator` is that Python operator: the scalar rules print it
     (xforms/kernels/loops/scalar_rules.py) and the eager loop evaluator computes float operands with it
-    (xforms/primitives/eager_plan.py), so it must agree with the primitive's NumPy function
-    on every dtype abstract evaluation accepts."""
+    (xforms/primitives/control/eager_bodies.py), so it must agree with the primitive's NumPy
+    function on every dtype abstract evaluation accepts."""
     f, rng = prim.facts, np.random.default_rng(1)
     checked = 0
     for dt in DTYPES:
@@ -164,7 +164,7 @@ def test_operator_facts(prim):
         xs = [(rng.normal(size=5) * 3 if dt.kind in "fc" else rng.integers(0, 2 if
                dt.kind == "b" else 9, 5)).astype(dt) for _ in got[0]]
         names = [f"x{i}" for i in range(len(xs))]
-        out = eval(eager_plan._operator(f.operator, names), dict(zip(names, xs)))
+        out = eval(eager_bodies._operator(f.operator, names), dict(zip(names, xs)))
         want = f.numpy_fn(*xs)
         assert out.dtype == want.dtype and np.array_equal(out, want), (prim, dt)
         checked += 1
@@ -379,7 +379,7 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
 # backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
 _MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
 _SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager/reuse.py", "xforms/exec/tiered.py",
-            "xforms/primitives/eager_plan.py", "xforms/jit", "xforms/custom.py")
+            "xforms/primitives/control/eager_bodies.py", "xforms/jit", "xforms/custom.py")
 # the tables naming primitives that stay where they are, and why
 _KEPT = {
     ("xforms/kernels/prepare/scalarize.py", "broadcast_in_dim"):
@@ -445,7 +445,7 @@ _KEPT = {
         "(loops/scalar_rules.py: np.floor, np.fmod, `1 / sqrt`...; no fact names them)",
     ("xforms/kernels/cpu/llvm/scalar.py", "rem"): "backend printer: the arity of those "
         "float spellings (scalar.py `_SPELLED`)",
-    ("xforms/primitives/eager_plan.py", "squeeze"):
+    ("xforms/primitives/control/eager_bodies.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }
 

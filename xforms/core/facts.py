@@ -121,7 +121,7 @@ class Facts:
     operator:    the Python operator an ELEMENTWISE primitive is ("+", "-", "*", "==", "<",
                  "&", ...; unary "-" for neg, "~" for not): the scalar rules print it
                  (xforms/kernels/loops/scalar_rules.py) and the eager loop evaluator computes floats
-                 with it (xforms/primitives/eager_plan.py)
+                 with it (xforms/primitives/control/eager_bodies.py)
     cheap:       cheap ELEMENTWISE arithmetic: a stencil recomputes it at a shifted index
                  rather than reading a buffer of it (xforms/kernels/plan/stencil.py)
     guarded:     its `vec` function is bounded (nan beyond its range): a CPU loop calling
@@ -149,7 +149,7 @@ class Facts:
     pad_fold:    a pad: add(a, pad(y, 0)) folds into `out[window] += y`
     numpy_fn:    fn(*xs) -> array: the NumPy function an ELEMENTWISE primitive computes
                  when it has no params (its impl, unwrapped): the eager loop evaluator
-                 calls it directly (xforms/primitives/eager_plan.py)
+                 calls it directly (xforms/primitives/control/eager_bodies.py)
     """
     kind: str = OP
     math: dict = field(default_factory=dict)

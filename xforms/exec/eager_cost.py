@@ -33,7 +33,7 @@ from ..core import trace as core
 from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER, VIEW
 
 # The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
-# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
+# loop bodies run as generated Python, xforms/primitives/control/eager_bodies.py: ~1-3 us per
 # equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
 # set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
 # once; measured: a 700-equation scalar chain, RK4 under grad; array programs of many

@@ -73,7 +73,7 @@ cannot be an IR value):
 residuals as stacked ys instead, JAX-style, hoisting loop-invariant ones out of the loop.
 
 Eagerly, sub-jaxprs run through `call`, which evaluates loop bodies as generated Python
-(eager_plan.py, cached in memo.plans): loops pay no interpretive overhead per equation.
+(eager_bodies.py, cached in memo.plans): loops pay no interpretive overhead per equation.
 """
 from ...core import trace as core, memo
 from ...core.avals import ShapedArray
@@ -81,7 +81,7 @@ from ...core.ir import inline as ir_inline
 from ...core.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split)  # noqa: F401  (loops.py reads split here)
 from ...transforms.partial_eval import partial_eval_jaxpr
 from ...transforms.tracing import trace_cached
-from ..eager_plan import compile_body
+from .eager_bodies import compile_body
 from ...transforms.simplify import dce, has_effect
 
 
@@ -104,7 +104,7 @@ def trace(fun, in_avals, fun_for_errors=None):
 
 def call(closed, *args):
     """Evaluate a sub-jaxpr on the current trace (stages it when tracing).  Eagerly, loop
-    bodies run many times, so they run as generated Python (eager_plan.py)."""
+    bodies run many times, so they run as generated Python (eager_bodies.py)."""
     if core.current_trace() is not core.eval_trace:
         return core.eval_jaxpr(closed, *args)
     return memo.plans.lookup(closed, "body", compile_body, closed)(*args)

@@ -21,8 +21,8 @@ the same ufuncs on the same values, bit for bit (sums use NumPy's own reduction)
 """
 import numpy as np
 
-from ..core import trace as core
-from ..core.ir import Literal
+from ...core import trace as core
+from ...core.ir import Literal
 
 # inputs converted on entry: Python scalars (to their IR dtype), eager Arrays (to plain
 # ndarrays: Array's Python-level __getitem__ costs ~4x NumPy's on every slice)
