@@ -20,7 +20,7 @@ from . import api, lax
 from .core import trace as core
 from .core.source_info import describe_function
 from .custom import hoist
-from .primitives.control.custom_vmap import custom_vmap_call_p
+from .primitives.custom_vmap import custom_vmap_call_p
 from .transforms.tracing import flatten_args, trace_cached
 from .transforms.vmap import bdim_to_front
 from .tree_util import tree_flatten, tree_map, tree_unflatten

@@ -8,15 +8,15 @@ custom_vmap_call(*consts, *args; call_jaxpr, rule, num_consts, name) -> outs
     custom_vmap_call of the jvp'd function, so vmap of a jvp batches with the rule's
     derivative, as JAX does.  Reverse mode outside vmap is an error, as in JAX.
 """
-from ...core import trace as core
-from ...core.facts import CALL, declare
-from ...core.registry import primitive
-from ...core.trace import abstract_eval_rules, impl_rules
-from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
-from ...transforms.partial_eval import partial_eval_rules
-from ...transforms.transpose import transpose_rules
-from ...transforms.vmap import bdim_to_front, vmap_rules
-from ..custom import batched_outputs
+from ..core import trace as core
+from ..core.facts import CALL, declare
+from ..core.registry import primitive
+from ..core.trace import abstract_eval_rules, impl_rules
+from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
+from ..transforms.partial_eval import partial_eval_rules
+from ..transforms.transpose import transpose_rules
+from ..transforms.vmap import bdim_to_front, vmap_rules
+from .custom import batched_outputs
 
 custom_vmap_call_p = primitive("custom_vmap_call", multiple_results=True)
 declare(custom_vmap_call_p, CALL,
