@@ -30,7 +30,7 @@ O(n^3) per sweep: right for the small matrices of batched models, the fallback f
 """
 import numpy as np
 
-from .per_matrix import Math, per_matrix
+from .per_matrix import Math, per_matrix, reflect, reflector
 
 _F64 = np.dtype(np.float64)
 _SWEEPS = 60
@@ -104,22 +104,6 @@ def _selection_sort(kb, n, key, descending, columns, then):
             for M, ld, rows, *base in columns:
                 _swap_columns(kb, M, ld, rows, "_i", "_m", *base)
         kb.line(then)
-
-
-def _reflect(kb, v, m, at, cplx, tau="_tau"):
-    """Lines applying the Householder reflector I - tau u u^H, u = (1, v(_j + 1), ...,
-    v(m - 1)) from row _j on, to the column of elements at(i) (expressions in row i).
-
-        _reflect(kb, lambda i: f"W[{i} * 3 + _j]", 3, lambda i: f"Q[{i} * 3 + _c]", False)
-    """
-    spell = Math(cplx)
-    kb.line(f"_d = {at('_j')}")
-    with kb.block(f"for _i in range(_j + 1, {m}):"):
-        kb.line(f"_d += {spell.conj(v('_i'))} * {at('_i')}")
-    kb.line(f"_d *= {tau}")
-    kb.line(f"{at('_j')} -= _d")
-    with kb.block(f"for _i in range(_j + 1, {m}):"):
-        kb.line(f"{at('_i')} -= _d * {v('_i')}")
 
 
 def _eigh_load(kb, A, S, Q, n, lower, cplx):
@@ -308,25 +292,10 @@ def _householder(kb, W, T, v, m, n, k, cplx):
     its diagonal, its tau in T, R above."""
     spell = Math(cplx)
     with kb.block(f"for _j in range({k}):"):
-        kb.line(f"_al = {W}[_o + _j * {n + 1}]")
-        kb.line("_nrm = 0.0")
-        with kb.block(f"for _i in range(_j + 1, {m}):"):
-            kb.line(f"_nrm += {spell.abs2(f'{W}[_o + _i * {n} + _j]')}")
-        with kb.block("if _nrm == 0.0" + (" and _al.imag == 0.0:" if cplx else ":")):
-            kb.line(f"{T}[_b * {k} + _j] = 0.0")
-            kb.line("continue")
-        re_al = "_al.real" if cplx else "_al"
-        kb.line(f"_be = -math.copysign(math.sqrt({spell.abs2('_al')} + _nrm), {re_al})")
-        kb.line("_tau = complex((_be - _al.real) / _be, -_al.imag / _be)" if cplx
-                else "_tau = (_be - _al) / _be")
-        kb.line(f"{T}[_b * {k} + _j] = _tau")
-        kb.line("_sc = 1.0 / (_al - _be)")
-        with kb.block(f"for _i in range(_j + 1, {m}):"):
-            kb.line(f"{W}[_o + _i * {n} + _j] *= _sc")
-        kb.line(f"{W}[_o + _j * {n + 1}] = _be")
+        reflector(kb, v, "_j", ("_j + 1", m), spell, f"{T}[_b * {k} + _j]")
         with kb.block(f"for _l in range(_j + 1, {n}):    # H^H the rest: I - conj(tau) v v^H"):
-            _reflect(kb, v, m, lambda i: f"{W}[_o + {i} * {n} + _l]", cplx,
-                     spell.conj("_tau"))
+            reflect(kb, lambda i: f"{W}[_o + {i} * {n} + _l]", v, "_j", ("_j + 1", m),
+                    spell.conj, spell.conj("_tau"))
 
 
 def qr(em, eqn, a, batch, dt):
@@ -335,6 +304,7 @@ def qr(em, eqn, a, batch, dt):
     m, n = a.aval.shape[-2:]
     k, kq, kr = min(m, n), q.aval.shape[-1], r.aval.shape[-2]
     cplx = np.dtype(dt).kind == "c"
+    spell = Math(cplx)
 
     def body(kb, names, bufs):
         A, Qo, Ro = names
@@ -350,7 +320,8 @@ def qr(em, eqn, a, batch, dt):
         with kb.block(f"for _j in range({k - 1}, -1, -1):      # Q = H_0 ... H_k-1 I"):
             kb.line(f"_tau = {T}[_b * {k} + _j]")
             with kb.block(f"for _c in range({kq}):"):
-                _reflect(kb, v, m, lambda i: f"{Q}[_oq + {i} * {kq} + _c]", cplx)
+                reflect(kb, lambda i: f"{Q}[_oq + {i} * {kq} + _c]", v, "_j", ("_j + 1", m),
+                        spell.conj, "_tau")
         with kb.block(f"for _t in range({m * kq}):"):
             kb.line(f"{Qo}[_oq + _t] = {Q}[_oq + _t]")
         with kb.block(f"for _i in range({kr}):"):
@@ -358,6 +329,6 @@ def qr(em, eqn, a, batch, dt):
                 kb.line(f"{Ro}[_b * {kr * n} + _i * {n} + _l] = "
                         f"{W}[_o + _i * {n} + _l] if _l >= _i else 0.0")
 
-    sdt = Math(cplx).scratch
+    sdt = spell.scratch
     per_matrix(em, eqn, f"qr of {a.aval.str_short()} (Householder, one thread per matrix)",
                batch, body, [("W", m * n, sdt), ("tau", k, sdt), ("Q", m * kq, sdt)])

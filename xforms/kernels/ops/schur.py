@@ -36,7 +36,7 @@ A matrix with a non-finite entry, or one whose QR sweeps do not converge in 30 n
 import numpy as np
 
 from ..cuda.printer.emit import OP_RULES as CUDA_RULES
-from .per_matrix import Math, element, load_matrix, nan_out, per_matrix
+from .per_matrix import Math, element, load_matrix, nan_out, per_matrix, reflect, reflector
 from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
 
@@ -58,23 +58,8 @@ def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
     """
     at = element(H, n)
     with kb.block(f"for _j in range({n - 1}):            # reflector _j: rows _j + 1 .."):
-        kb.line(f"_al = {at('_j + 1', '_j')}")
-        kb.line("_x = 0.0")
-        with kb.block(f"for _i in range(_j + 2, {n}):"):
-            kb.line(f"_x += {m.abs2(at('_i', '_j'))}")
-        with kb.block("if _x == 0.0" + (" and _al.imag == 0.0:" if m.cplx else ":")):
-            kb.line(f"{TAU}[{tau_at}] = {m.zero()}       # H = I")
-            kb.line("continue")
-        re_al = "_al.real" if m.cplx else "_al"
-        kb.line(f"_be = -math.copysign(math.sqrt({m.abs2('_al')} + _x), {re_al})")
-        kb.line("_tau = complex((_be - _al.real) / _be, -_al.imag / _be)" if m.cplx
-                else "_tau = (_be - _al) / _be")
-        kb.line(f"{TAU}[{tau_at}] = _tau")
-        kb.line("_sc = 1.0 / (_al - _be)")
-        with kb.block(f"for _i in range(_j + 2, {n}):"):
-            kb.line(f"{at('_i', '_j')} *= _sc")
-        kb.line(f"{at('_j + 1', '_j')} = _be")
         v = (lambda k: at(k, "_j"))
+        reflector(kb, v, "_j + 1", ("_j + 2", n), m, f"{TAU}[{tau_at}]")
         with kb.block(f"for _r in range({n}):        # from the right: A (I - tau v v^H)"):
             kb.line(f"_d = {at('_r', '_j + 1')}")
             with kb.block(f"for _k in range(_j + 2, {n}):"):
@@ -84,13 +69,8 @@ def reduce_hessenberg(kb, H, TAU, tau_at, n, m):
             with kb.block(f"for _k in range(_j + 2, {n}):"):
                 kb.line(f"{at('_r', '_k')} -= _d * {m.conj(v('_k'))}")
         with kb.block(f"for _c in range(_j + 1, {n}):    # from the left: (I - tau v v^H)^H A"):
-            kb.line(f"_d = {at('_j + 1', '_c')}")
-            with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"_d += {m.conj(v('_k'))} * {at('_k', '_c')}")
-            kb.line(f"_d *= {m.conj('_tau')}")
-            kb.line(f"{at('_j + 1', '_c')} -= _d")
-            with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"{at('_k', '_c')} -= _d * {v('_k')}")
+            reflect(kb, lambda r: at(r, "_c"), v, "_j + 1", ("_j + 2", n), m.conj,
+                    m.conj("_tau"), "_k")
 
 
 def form_q(kb, H, TAU, Z, n, m):
@@ -102,13 +82,8 @@ def form_q(kb, H, TAU, Z, n, m):
     with kb.block(f"for _j in range({n - 2}, -1, -1):       # backwards, as ?orghr"):
         kb.line(f"_tau = {TAU}[_b * {n} + _j]")
         with kb.block(f"for _c in range(_j + 1, {n}):"):
-            kb.line(f"_d = {z('_j + 1', '_c')}")
-            with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"_d += {m.conj(h('_k', '_j'))} * {z('_k', '_c')}")
-            kb.line("_d *= _tau")
-            kb.line(f"{z('_j + 1', '_c')} -= _d")
-            with kb.block(f"for _k in range(_j + 2, {n}):"):
-                kb.line(f"{z('_k', '_c')} -= _d * {h('_k', '_j')}")
+            reflect(kb, lambda r: z(r, "_c"), lambda r: h(r, "_j"), "_j + 1", ("_j + 2", n),
+                    m.conj, "_tau", "_k")
     with kb.block(f"for _i in range(2, {n}):"):
         with kb.block("for _j in range(_i - 1):"):
             kb.line(f"{h('_i', '_j')} = {m.zero()}")
