@@ -30,10 +30,6 @@ settings.register_profile("deep", max_examples=3000, **_fuzz)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def pytest_addoption(parser):
-    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden files")
-
-
 @pytest.fixture(params=["eager", "jit"])
 def mode(request):
     """A wrapper applied to the function under test: identity, or xf.jit."""
