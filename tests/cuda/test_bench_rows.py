@@ -124,3 +124,16 @@ def test_launch_counts_say_where_a_host_loop_waits(monkeypatch):
     assert iters == 2 and "# host loop" in exe.source
     assert c["host_waits"] == iters + 1, c
     assert c["kernels"] + c["library"] == exe.count_launches(x)
+
+
+def test_the_gpu_warm_up_shares_every_case_once_and_runs_them():
+    """benchmarks/gpu_warm.py (on_gpu.sh compiles the table's programs with it, beside the
+    tests, into the cache the table reads): its workers' round-robin shares cover every case
+    of the table once, and a share's xforms CUDA functions run (compiling them) without a
+    failure."""
+    from benchmarks import gpu_warm
+    jobs = gpu_warm._jobs(gpu_table(), True)
+    shares = [gpu_warm.shard(jobs, k, 6) for k in range(6)]
+    assert sorted(j for s in shares for j in s) == sorted(jobs) and len(set(jobs)) == len(jobs)
+    assert {w for w, _ in jobs} == set(gpu_table())
+    assert gpu_warm._warm([j for j in jobs if j[0] in ("dispatch", "pow_loop")], True) == 0
