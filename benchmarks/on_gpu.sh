@@ -75,9 +75,11 @@ export PYTHONUNBUFFERED=1 XFORMS_CACHE_DIR=/tmp/xc XLA_PYTHON_CLIENT_PREALLOCATE
 PY=${PYTHON:-python3}
 if [ "$dry" = 1 ]; then
   export NUMBA_ENABLE_CUDASIM=1
-  collect=--collect-only; quick=--quick; workers="-p no:xdist"
+  collect=--collect-only; quick=--quick; workers="-p no:xdist"; verbosity=-q
 else
-  collect=; quick=; workers="-n ${TEST_WORKERS:-8}"
+  # the GPU-only tests first (libraries on the device), every test named as it ends (-v):
+  # a run stopped at its cap keeps what failed, where -q's summary would be lost
+  collect=; quick=; workers="-n ${TEST_WORKERS:-8}"; verbosity=-v
 fi
 { nvidia-smi 2>&1 | head -20
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
@@ -111,7 +113,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest tests/cuda -q $collect \
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest $(ls tests/cuda/test_gpu_*.py) \
+    $(ls tests/cuda/test_*.py | grep -v /test_gpu_) $verbosity $collect \
     ${PYTEST_ARGS:-$workers} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
     | tee "$RUN/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
