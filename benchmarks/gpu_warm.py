@@ -16,7 +16,6 @@ reports them).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import subprocess
 import sys
@@ -57,17 +56,19 @@ def _warm(jobs, quick):
         t0 = time.perf_counter()
         try:
             data = case.make()
-            with case.background() if case.background else contextlib.nullcontext():
-                for system, setup in case.systems.items():
-                    if system in PEERS:
-                        continue
-                    try:
-                        prepared = setup(data)
-                    except (peers.Absent, peers.Skip):
-                        continue
-                    fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
-                    if hasattr(fn, "jitted"):          # (ctx.xjit's: an xforms CUDA function)
-                        fn(*args)
+            # (outside the case's `background`: its settings -- graphs, the direct
+            # launcher -- change how a program launches, not what compiles; a direct-launch
+            # row's setup skips here, its program compiled)
+            for system, setup in case.systems.items():
+                if system in PEERS:
+                    continue
+                try:
+                    prepared = setup(data)
+                except (peers.Absent, peers.Skip):
+                    continue
+                fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+                if hasattr(fn, "jitted"):              # (ctx.xjit's: an xforms CUDA function)
+                    fn(*args)
             print(f"ok   {workload} {case.task} {case.params} {time.perf_counter() - t0:.1f} s",
                   flush=True)
         except Exception as e:                          # noqa: BLE001 (the table reports it)
