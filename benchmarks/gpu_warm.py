@@ -4,8 +4,8 @@ into the xforms compile cache the table then reads (`python -m benchmarks --cach
     XFORMS_CACHE_DIR=/tmp/xc python -m benchmarks.gpu_warm --only mlp,cnn --workers 6 [--quick]
 
 The table's programs are specialised to their shapes: at the GPU's sizes its 11 workloads
-emit 493 distinct kernels (sm_90, libraries on; counted 2026-12-01), and numba-cuda types,
-lowers and compiles each one in the table's single process, one after the other, inside
+emit 495 distinct kernels (sm_90, libraries on; tools/gpu_table_kernels.py, 2026-12-01),
+and numba-cuda types, lowers and compiles each one in the table's single process, one after the other, inside
 its 8-minute window.  Here each worker process calls every xforms CUDA function of its
 share of the cases once (round robin over the cases, so that no worker gets all of
 cliffs' or cnn's), which compiles its kernels into the shared cache; on_gpu.sh runs this

@@ -12,11 +12,12 @@
 # in vendor_sweep.log), warm.log, bench.log, <date>_<machine>.json (versions.txt: nvidia-smi,
 # the GPU, driver and library versions of benchmarks/gpu_info.py, the Python packages'); the
 # benchmark's plots stay behind (8 files: as many as the device tool brings back).
-# The table's programs are compiled first, beside the tests (benchmarks/gpu_warm.py: its 493
+# The table's programs are compiled first, beside the tests (benchmarks/gpu_warm.py: its 495
 # kernels, one process after the other, were most of the table's share; neither step times
 # anything), into the cache the table reads (--cache-dir: its first calls are warm, the
 # JSON's meta says so); the table runs xforms, JAX and the measured limits only (GPU_SYSTEMS:
-# NumPy's or autograd's batch-4096 MLP step on the host is no GPU figure), and a workload
+# NumPy's or autograd's batch-4096 MLP step on the host is no GPU figure, nor are most "f"
+# rows -- host NumPy/Numba forwards; elementwise's took seconds at 10^8), and a workload
 # stopped past its share keeps the rows of the cases it finished.
 # DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator, to check the script
 # before spending a lease: the test files collected (not run: the simulator takes an hour over
@@ -49,7 +50,7 @@ RUN="$OUT/on_gpu_$(date -u +%Y%m%dT%H%M%SZ)$([ "$dry" = 1 ] && echo _dry)"; mkdi
 # reports kernel launches and host us per call)
 GPU_TABLE=${GPU_TABLE:-dispatch,cuda_graphs,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
 DRY_TABLE=${DRY_TABLE:-dispatch,elementwise,mlp,rk4,pow_loop,gp_nll,random}
-GPU_SYSTEMS=${GPU_SYSTEMS:-xforms,jax,f,bandwidth}
+GPU_SYSTEMS=${GPU_SYSTEMS:-xforms,jax,bandwidth}
 [ "$dry" = 1 ] && GPU_TABLE=$DRY_TABLE
 budget_all=${TOTAL_BUDGET:-$([ "$dry" = 1 ] && echo 1200 || echo 450)}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what

@@ -6,7 +6,7 @@ kernels with the same text and signature counted once.  What the table's compile
 
     python tools/gpu_table_kernels.py [--quick]       # NUMBA_ENABLE_CUDASIM unset
 
-2026-12-01: 493 kernels at the GPU's sizes (mlp 98, cnn 107, cliffs 136, gp_nll 54, ...).
+2026-12-01: 495 kernels at the GPU's sizes (mlp 98, cnn 107, cliffs 136, gp_nll 54, ...).
 """
 import dataclasses
 import os
