@@ -5,12 +5,12 @@ into the xforms compile cache the table then reads (`python -m benchmarks --cach
 
 The table's programs are specialised to their shapes: at the GPU's sizes its 11 workloads
 emit 495 distinct kernels (sm_90, libraries on; tools/gpu_table_kernels.py, 2026-12-01),
-and numba-cuda types, lowers and compiles each one in the table's single process, one after the other, inside
-its 8-minute window.  Here each worker process calls every xforms CUDA function of its
-share of the cases once (round robin over the cases, so that no worker gets all of
-cliffs' or cnn's), which compiles its kernels into the shared cache; on_gpu.sh runs this
-beside the CUDA tests (neither times anything), so the table's first calls load kernels
-from disk.  Prints a line per case and what failed; exits 0 even when some did (the table
+and numba-cuda types, lowers and compiles each one in the table's single process, one
+after the other, inside its 8-minute window.  Here each worker process calls every xforms
+CUDA function of its share of the cases once (round robin over the cases, so that no worker
+gets all of cliffs' or cnn's), which compiles its kernels into the shared cache; on_gpu.sh
+runs this beside the CUDA tests (neither times anything), so the table's first calls load
+kernels from disk.  Prints a line per case and what failed; exits 0 even when some did (the table
 reports them).
 """
 from __future__ import annotations
