@@ -10,6 +10,7 @@ table), 1 when the harness itself broke, 2 on a usage error or when
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -48,8 +49,16 @@ def parse_args(argv):
                     help="seconds for all the workloads' processes together: each gets an "
                          "equal share of what is left, is stopped past it (its rows lost, "
                          "an error in the table), and the JSON is written in time")
+    ap.add_argument("--systems", default="",
+                    help="comma-separated systems to run (default: every system of a case); "
+                         "on_gpu.sh's table keeps xforms, jax and the measured limits")
+    ap.add_argument("--cache-dir", default=None,
+                    help="the xforms compile cache to use and keep (default: a new, private "
+                         "one, removed after: first calls are cold); on_gpu.sh passes the one "
+                         "benchmarks/gpu_warm.py filled")
     ap.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)   # a child's rows go here
     args = ap.parse_args(argv)
+    args.system_names = [n.strip() for n in args.systems.split(",") if n.strip()]
     args.names = [n.strip() for n in args.only.split(",") if n.strip()] or list(REGISTRY)
     unknown = [n for n in args.names if n not in REGISTRY]
     if unknown:
@@ -95,8 +104,21 @@ def pin_threads(n: int) -> None:
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {xla}".strip()
 
 
-def _measure_here(args):
-    """Run the selected workloads in this process -> (rows, wall, errors, meta)."""
+def _keep_systems(cases, names):
+    """The cases with only the systems named (all where `names` is empty); a case left with
+    none is dropped.  (A GPU table beside JAX needs no CPU peers at the GPU's sizes: NumPy's
+    batch-4096 MLP step or autograd's would take its minutes.)"""
+    if not names:
+        return cases
+    kept = [dataclasses.replace(c, systems={k: v for k, v in c.systems.items() if k in names})
+            for c in cases]
+    return [c for c in kept if c.systems]
+
+
+def _measure_here(args, on_case=lambda rows, errors, meta: None):
+    """Run the selected workloads in this process -> (rows, wall, errors, meta);
+    `on_case(rows, errors, meta)` after every case (a child writes its rows so far: a
+    child stopped past its share of --budget-s keeps the cases it finished)."""
     from .harness import Context, run_case
     quick = args.quick
     sim = quick and args.backend == "cuda" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -108,7 +130,7 @@ def _measure_here(args):
     for name in args.names:
         try:
             module = load(name)
-            plan.append((name, module, module.cases(ctx)))
+            plan.append((name, module, _keep_systems(module.cases(ctx), args.system_names)))
         except Exception:
             harness_errors.append(f"{name}: building cases\n{traceback.format_exc()}")
 
@@ -121,6 +143,7 @@ def _measure_here(args):
                 rows += run_case(ctx, name, case, progress.tick)
             except Exception:
                 harness_errors.append(f"{name} {case.task} {case.params}\n{traceback.format_exc()}")
+            on_case(rows, harness_errors, ctx.meta)
         wall[name] = round(time.perf_counter() - t0, 2)
     progress.close()
     shutil.rmtree(ctx.tmpdir, ignore_errors=True)
@@ -142,6 +165,7 @@ def _measure_isolated(args):
                "--backend", args.backend, "--threads", str(args.threads)]
         cmd += ["--quick"] if args.quick else []
         cmd += ["--repeats", str(args.repeats)] if args.repeats else []
+        cmd += ["--systems", args.systems] if args.system_names else []
         t0 = time.perf_counter()
         status = _run_child(cmd, cap)
         wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 2)
@@ -151,10 +175,15 @@ def _measure_isolated(args):
             rows += [dict(r, process=k) for r in child["rows"]]
             errors += child["errors"]
             meta.update(child["meta"])
+            if status.startswith("was stopped"):
+                errors.append(f"{name}: its process {status}; the {len(child['rows'])} "
+                              "rows of the cases it finished are kept")
         except (OSError, ValueError, KeyError):
             errors.append(f"{name}: its process {status} and wrote no rows")
         finally:
-            os.unlink(path)
+            for leftover in (path, path + ".part"):      # (.part: a child stopped mid-write)
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
     return rows, wall, errors, meta
 
 
@@ -182,16 +211,21 @@ def run(args) -> int:
     started = time.perf_counter()
     # A private, empty xforms compile cache: first-call times are cold, the user's cache
     # untouched (a child process of an isolated run uses its parent's).
-    own_cache = not args.rows_out
+    own_cache = not args.rows_out and not args.cache_dir
     if own_cache:
         os.environ["XFORMS_CACHE_DIR"] = tempfile.mkdtemp(prefix="xforms-cache-")
+    elif args.cache_dir:            # (compiled ahead: benchmarks/gpu_warm.py; first calls warm)
+        os.environ["XFORMS_CACHE_DIR"] = args.cache_dir
     load_before = _loadavg()
     quick = args.quick
-    rows, wall, harness_errors, ctx_meta = (_measure_isolated if isolated else _measure_here)(args)
+    if isolated:
+        rows, wall, harness_errors, ctx_meta = _measure_isolated(args)
+    else:
+        write = (lambda r, e, m: _write_rows(args.rows_out, r, e, m)) if args.rows_out else (
+            lambda r, e, m: None)
+        rows, wall, harness_errors, ctx_meta = _measure_here(args, write)
     if args.rows_out:
-        with open(args.rows_out, "w") as fh:
-            json.dump({"rows": rows, "errors": harness_errors, "meta": ctx_meta}, fh,
-                      default=lambda v: v.item() if hasattr(v, "item") else str(v))
+        _write_rows(args.rows_out, rows, harness_errors, ctx_meta)
         return 1 if harness_errors else 0
     plan = []
     for name in args.names:          # for the plots (a module that fails is reported above)
@@ -213,6 +247,7 @@ def run(args) -> int:
             "threads": args.threads or "library defaults", "processes": args.processes,
             "workloads_in": "one process each" if isolated else "one process",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
+            "first_calls": "cold (a new cache)" if own_cache else "from --cache-dir",
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
             "blas_env": _blas_env(), **ctx_meta, "harness_errors": harness_errors}
     if args.backend == "cuda":   # the GPU's model, driver, CUDA libraries' and packages' versions
@@ -240,8 +275,17 @@ def run(args) -> int:
               "(NumPy's, SciPy's and xforms' products); JAX's XLA ignores it")
     for err in harness_errors:
         print(f"\nHARNESS ERROR in {err}", file=sys.stderr)
-    shutil.rmtree(os.environ["XFORMS_CACHE_DIR"], ignore_errors=True)
+    if own_cache:
+        shutil.rmtree(os.environ["XFORMS_CACHE_DIR"], ignore_errors=True)
     return 1 if harness_errors else 0
+
+
+def _write_rows(path, rows, errors, meta):
+    """A child's rows so far, replacing the file whole (a reader never sees half of it)."""
+    with open(path + ".part", "w") as fh:
+        json.dump({"rows": rows, "errors": errors, "meta": meta}, fh,
+                  default=lambda v: v.item() if hasattr(v, "item") else str(v))
+    os.replace(path + ".part", path)
 
 
 def _blas_env():

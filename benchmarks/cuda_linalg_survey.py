@@ -77,6 +77,54 @@ def _cases(dt):
             yield f"fft.{name}", getattr(ft, name), (a,)
     for name in ["irfft", "irfft2", "irfftn"]:
         yield f"fft.{name}", getattr(ft, name), (a.astype(np.result_type(dt, np.complex64)),)
+    yield from _more_cases(dt, a, b, v, t)
+
+
+def _more_cases(dt, a, b, v, t):
+    """The rest of xforms.numpy.linalg (products, norms, views) and of xforms.numpy.fft
+    (shifts, frequencies, and lengths, axes and norms other than the defaults: padded,
+    truncated, odd and not a power of two)."""
+    la, ft = xnp.linalg, xnp.fft
+    c = a.astype(np.result_type(dt, np.complex64))
+    yield from [
+        ("linalg.cross", la.cross, (t, t[::-1])), ("linalg.diagonal", la.diagonal, (a,)),
+        ("linalg.matmul", la.matmul, (a, b)), ("linalg.matrix_transpose",
+                                               la.matrix_transpose, (t,)),
+        ("linalg.multi_dot", lambda x, y, z: la.multi_dot([x, y, z]), (t, t.T, t)),
+        ("linalg.norm", la.norm, (a,)), ("linalg.norm_inf", lambda x: la.norm(x, np.inf), (a[0],)),
+        ("linalg.norm_vec1", lambda x: la.norm(x, 1, axis=-1), (a,)),
+        ("linalg.outer", la.outer, (v, v[:3])),
+        ("linalg.tensordot", lambda x, y: la.tensordot(x, y, axes=2), (a, a[0])),
+        ("linalg.trace", la.trace, (a,)), ("linalg.vecdot", la.vecdot, (a, a)),
+        ("linalg.vector_norm", la.vector_norm, (a,)),
+        ("linalg.vector_norm3", lambda x: la.vector_norm(x, ord=3, axis=(0, 2)), (a,)),
+    ]
+    yield from [
+        ("fft.fftshift", ft.fftshift, (t,)), ("fft.ifftshift", ft.ifftshift, (t,)),
+        ("fft.fftshift_axis", lambda x: ft.fftshift(x, axes=0), (t,)),
+        ("fft.fftfreq", lambda x: x + ft.fftfreq(x.shape[-1], 0.25), (t,)),
+        ("fft.rfftfreq", lambda x: x[..., :2] + ft.rfftfreq(x.shape[-1], 0.5), (t,)),
+        ("fft.fft_axis0_odd", lambda x: ft.fft(x, axis=0), (t,)),
+        ("fft.fft_pad6", lambda x: ft.fft(x, n=6), (a,)),
+        ("fft.fft_cut3", lambda x: ft.fft(x, n=3), (a,)),
+        ("fft.ifft_ortho", lambda x: ft.ifft(x, norm="ortho"), (t,)),
+        ("fft.fft_forward", lambda x: ft.fft(x, norm="forward"), (a,)),
+        ("fft.fft2_axes", lambda x: ft.fft2(x, axes=(0, 2)), (a,)),
+        ("fft.fftn_s", lambda x: ft.fftn(x, s=(3, 5)), (a,)),
+        ("fft.ifftn_axes1", lambda x: ft.ifftn(x, axes=(1,)), (a,)),
+        ("fft.irfft_n7", lambda x: ft.irfft(x, n=7), (c,)),
+        ("fft.irfft2_s", lambda x: ft.irfft2(x, s=(4, 5)), (c,)),
+        ("fft.hfft_n5", lambda x: ft.hfft(x, n=5), (c,)),
+        ("fft.ifft2_ortho", lambda x: ft.ifft2(x, norm="ortho"), (c,)),
+        ("fft.fft_long", ft.fft, (_mat((3, 60), dt),)),
+    ]
+    if np.dtype(dt).kind == "f":
+        yield from [
+            ("fft.rfft_odd7", lambda x: ft.rfft(x, n=7), (a,)),
+            ("fft.rfftn_s", lambda x: ft.rfftn(x, s=(3, 6)), (a,)),
+            ("fft.ihfft_forward", lambda x: ft.ihfft(x, norm="forward"), (t,)),
+            ("fft.rfft_axis0", lambda x: ft.rfft(x, axis=0), (t,)),
+        ]
 
 
 def _leaves(x):

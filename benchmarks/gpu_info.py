@@ -62,7 +62,7 @@ def device() -> dict:
     except Exception as e:
         out["device"] = _why(e)
         return out
-    for key, probe in (("cuda_driver_version", lambda: cuda.cudadrv.driver.driver.get_version()),
+    for key, probe in (("cuda_driver_version", _driver_version),
                        ("nvrtc_version", lambda: cuda.runtime.get_version())):
         try:
             v = probe()
@@ -70,6 +70,16 @@ def device() -> dict:
         except Exception as e:
             out[key] = _why(e)
     return out
+
+
+def _driver_version() -> int:
+    """The driver's CUDA version (12080), asked through cuda-bindings, as the graph capture
+    does (not numba-cuda's internal driver object)."""
+    from cuda.bindings import driver
+    err, v = driver.cuDriverGetVersion()
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuDriverGetVersion failed: {err!r}")
+    return int(v)
 
 
 def libraries() -> dict:

@@ -9,7 +9,10 @@
 # The wheels count towards the 64 MiB a call carries (about 18 MB here).
 set -eu
 cd "$(git rev-parse --show-toplevel)"
-grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
+# (git's own path of the exclude file: in a worktree .git is a file, and .git/info/exclude
+# could not be written, which stopped the script)
+exclude=$(git rev-parse --git-path info/exclude); mkdir -p "$(dirname "$exclude")"
+grep -qx '/.whl/' "$exclude" 2>/dev/null || echo '/.whl/' >> "$exclude"
 mkdir -p .whl
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \

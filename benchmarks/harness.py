@@ -149,6 +149,40 @@ class Context:
             return args
         return tuple(self.peer("xforms").xf.device_put(a, backend="cuda") for a in args)
 
+    def direct_launch(self, setup):
+        """(setup, background) of a row that times an xforms CUDA function of `setup` with
+        xforms/kernels/cuda/launch.py's direct launcher instead of numba-cuda's dispatcher
+        (XFORMS_CUDA_FAST_LAUNCH, opt-in until a GPU has checked and measured it): its
+        executable's launchers are made again inside the row (`CudaExecutable.relaunch`)
+        and as before after it, so the same program is timed both ways.  Skipped where no
+        launch site launches directly (the simulator)."""
+        made = []
+
+        def direct(data):
+            fn, args = setup(data)
+            exe = fn.jitted.lower(*args)._exe         # (what the harness counts launches of)
+            made.append(exe)
+            if not exe.relaunch():
+                raise peers.Skip("no launch site launches directly here (the simulator, "
+                                 "or launch.py kept numba-cuda's dispatcher)")
+            return fn, args
+
+        @contextlib.contextmanager
+        def background():
+            old = os.environ.get("XFORMS_CUDA_FAST_LAUNCH")
+            os.environ["XFORMS_CUDA_FAST_LAUNCH"] = "1"
+            try:
+                yield
+            finally:
+                if old is None:
+                    del os.environ["XFORMS_CUDA_FAST_LAUNCH"]
+                else:
+                    os.environ["XFORMS_CUDA_FAST_LAUNCH"] = old
+                for exe in made:
+                    exe.relaunch()
+                made.clear()
+        return direct, background
+
     def jax_call(self, f):
         """``jax.jit(f)`` wrapped to block until the result is ready.
 

@@ -9,9 +9,16 @@
 # Usage (device tool, repo root):  bash benchmarks/on_gpu.sh [tests|sweep|bench|all] [bench args...]
 # Every log and JSON lands in ONE folder, $OUT/on_gpu_<UTC time>[_dry] (printed at the end):
 # versions.txt, cuda_tests.log, vendor_sweep.log, vendor_sweep.json, loop_sweep.json (its log
-# in vendor_sweep.log), bench.log, <date>_<machine>.json (versions.txt: nvidia-smi, the GPU,
-# driver and library versions of benchmarks/gpu_info.py, the Python packages'); the
-# benchmark's plots stay behind.
+# in vendor_sweep.log), warm.log, bench.log, <date>_<machine>.json (versions.txt: nvidia-smi,
+# the GPU, driver and library versions of benchmarks/gpu_info.py, the Python packages'); the
+# benchmark's plots stay behind (8 files: as many as the device tool brings back).
+# The table's programs are compiled first, beside the tests (benchmarks/gpu_warm.py: its 495
+# kernels, one process after the other, were most of the table's share; neither step times
+# anything), into the cache the table reads (--cache-dir: its first calls are warm, the
+# JSON's meta says so); the table runs xforms, JAX and the measured limits only (GPU_SYSTEMS:
+# NumPy's or autograd's batch-4096 MLP step on the host is no GPU figure, nor are most "f"
+# rows -- host NumPy/Numba forwards; elementwise's took seconds at 10^8), and a workload
+# stopped past its share keeps the rows of the cases it finished.
 # DRY_RUN=1 runs the same steps without a GPU, on Numba's CUDA simulator, to check the script
 # before spending a lease: the test files collected (not run: the simulator takes an hour over
 # them), the sweeps' tiny cases, and a reduced table (DRY_TABLE: the simulator runs every
@@ -23,8 +30,9 @@
 # as at load 12 on the 2-core VM, 2026-11-30.)
 # The time plan on a GPU (seconds of the 450, each step's cap, every step a fresh Python
 # paying its imports, JAX's start and a CUDA context, ~5-10 s, and NVVM's compiles):
-#   versions 25 + 25 | tests 100 (pytest -n 8: 16 cores compile the kernels) | vendor sweep
-#   60 | loop sweep 75 | table >= BENCH_RESERVE 165 (each workload a process of its own)
+#   versions 25 + 25 | tests 100 (pytest -n 8: 16 cores compile the kernels; the table's
+#   warm-up beside them, capped at 100 too) | vendor sweep 60 | loop sweep 75 | table >=
+#   BENCH_RESERVE 165 (each workload a process of its own, its kernels from the cache)
 # = 450.  The steps before the table are clipped to leave it BENCH_RESERVE, so a slow
 # step costs the steps after it, never the table's figures; what the steps leave unused
 # goes to the table.  The image's NumPy may be newer than numba-cuda supports (0.30.4
@@ -42,6 +50,7 @@ RUN="$OUT/on_gpu_$(date -u +%Y%m%dT%H%M%SZ)$([ "$dry" = 1 ] && echo _dry)"; mkdi
 # reports kernel launches and host us per call)
 GPU_TABLE=${GPU_TABLE:-dispatch,cuda_graphs,elementwise,mlp,cnn,rk4,pow_loop,gp_nll,fft_conv,random,cliffs}
 DRY_TABLE=${DRY_TABLE:-dispatch,elementwise,mlp,rk4,pow_loop,gp_nll,random}
+GPU_SYSTEMS=${GPU_SYSTEMS:-xforms,jax,bandwidth}
 [ "$dry" = 1 ] && GPU_TABLE=$DRY_TABLE
 budget_all=${TOTAL_BUDGET:-$([ "$dry" = 1 ] && echo 1200 || echo 450)}
 # The whole call must fit 8 minutes of device time: each step gets its own cap, clipped to what
@@ -67,9 +76,11 @@ export PYTHONUNBUFFERED=1 XFORMS_CACHE_DIR=/tmp/xc XLA_PYTHON_CLIENT_PREALLOCATE
 PY=${PYTHON:-python3}
 if [ "$dry" = 1 ]; then
   export NUMBA_ENABLE_CUDASIM=1
-  collect=--collect-only; quick=--quick; workers="-p no:xdist"
+  collect=--collect-only; quick=--quick; workers="-p no:xdist"; verbosity=-q
 else
-  collect=; quick=; workers="-n ${TEST_WORKERS:-8}"
+  # the GPU-only tests first (libraries on the device), every test named as it ends (-v):
+  # a run stopped at its cap keeps what failed, where -q's summary would be lost
+  collect=; quick=; workers="-n ${TEST_WORKERS:-8}"; verbosity=-v
 fi
 { nvidia-smi 2>&1 | head -20
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
@@ -92,12 +103,25 @@ try:
     import jax; print("jax", jax.__version__, jax.devices())
 except Exception as e: print("jax", e)
 PY
+warm_pid=
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  # the table's kernels compiled into $XFORMS_CACHE_DIR by WARM_WORKERS processes, in the
+  # background while the tests run (both compile; 16 cores: 8 test workers + 6)
+  tw=$(date +%s)
+  timeout $(cap ${WARM_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m benchmarks.gpu_warm --only "$GPU_TABLE" \
+    --workers ${WARM_WORKERS:-6} $quick > "$RUN/warm.log" 2>&1 &
+  warm_pid=$!
+fi
 if [ "$what" = tests ] || [ "$what" = all ]; then
   t0=$(date +%s)
-  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest tests/cuda -q $collect \
+  XFORMS_CUDA_TESTS=gpu timeout $(cap ${TEST_TIMEOUT:-$([ "$dry" = 1 ] && echo 150 || echo 100)}) "$PY" -m pytest $(ls tests/cuda/test_gpu_*.py) \
+    $(ls tests/cuda/test_*.py | grep -v /test_gpu_) $verbosity $collect \
     ${PYTEST_ARGS:-$workers} -p no:cacheprovider -rfE --tb=short --durations=15 2>&1 \
     | tee "$RUN/cuda_tests.log" | tail -60
   echo "cuda tests: $(( $(date +%s) - t0 )) s"
+fi
+if [ -n "$warm_pid" ]; then
+  wait "$warm_pid"; tail -3 "$RUN/warm.log"; echo "warm: $(( $(date +%s) - tw )) s"
 fi
 if [ "$what" = sweep ] || [ "$what" = all ]; then
   t0=$(date +%s)
@@ -117,6 +141,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   budget=$(( $(left) - 15 )); [ "$budget" -lt 30 ] && budget=30
   bench=$(mktemp -d)
   timeout $(( budget + 15 )) "$PY" -m benchmarks --backend cuda --only "$GPU_TABLE" $quick \
+    --systems "$GPU_SYSTEMS" --cache-dir "$XFORMS_CACHE_DIR" \
     --budget-s "$budget" --out "$bench" "$@" 2>&1 | tee "$RUN/bench${BENCH_TAG:-}.log" | tail -80
   cp "$bench"/*.json "$RUN/" 2>/dev/null
   echo "bench: $(( $(date +%s) - t0 )) s"

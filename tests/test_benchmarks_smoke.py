@@ -100,16 +100,20 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     table = re.search(r"GPU_TABLE=\$\{GPU_TABLE:-([\w,]+)\}", text).group(1).split(",")
     assert table and not set(table) - set(REGISTRY), set(table) - set(REGISTRY)
     steps = re.findall(r"^.*\"\$PY\" -m .*$", text, re.M)
-    # (the GPU's record of benchmarks/gpu_info.py, the tests, the vendor sweep, the loop
-    # sweep of kernels/cuda/printer/block_loop.py's modes, the table)
-    assert len(steps) == 5 and all("timeout $(" in s for s in steps), steps
+    # (the GPU's record of benchmarks/gpu_info.py, the table's warm-up, the tests, the vendor
+    # sweep, the loop sweep of kernels/cuda/printer/block_loop.py's modes, the table)
+    assert len(steps) == 6 and all("timeout $(" in s for s in steps), steps
     # (a cap may differ on the simulator's dry run: `$([ "$dry" = 1 ] && echo D || echo G)`,
     # the GPU's G counts)
     either = r'(?:\$\(\[ "\$dry" = 1 \] && echo \d+ \|\| echo )?(\d+)'
     total = int(re.search(r"TOTAL_BUDGET:-" + either, text).group(1))
     caps = {k: int(c) for k, c in re.findall(r"(\w+)_TIMEOUT:-" + either, text)}
-    # (the versions' two steps, the tests, the vendor sweep, the loop sweep)
-    assert sorted(caps) == ["LOOP", "SWEEP", "TEST", "VERSIONS"], caps
+    # (the versions' two steps, the tests, the vendor sweep, the loop sweep; the warm-up
+    # runs beside the tests, in the background, within their time)
+    assert sorted(caps) == ["LOOP", "SWEEP", "TEST", "VERSIONS", "WARM"], caps
+    assert caps.pop("WARM") <= caps["TEST"] and re.search(r'gpu_warm .*\n.*&$', text, re.M)
+    # the table: the warmed cache, the systems beside JAX on the GPU (no host peers)
+    assert "--cache-dir \"$XFORMS_CACHE_DIR\"" in text and "--systems \"$GPU_SYSTEMS\"" in text
     assert len(re.findall(r"timeout \$\(cap \$vcap\)", text)) == 2
     # the table's reserve: the steps before it are clipped to leave it that much
     reserve = int(re.search(r"BENCH_RESERVE:-" + either, text).group(1))
@@ -139,3 +143,51 @@ def test_compile_workload_times_the_programs_outside_the_suite():
     got = np.array([float(v) for part in block(fn(*args)) for v in part])
     want = np.concatenate(rk4._numba_kernels()[1](np.array(rk4.S0), np.array(rk4.P0), 1000))
     np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def _two_case_workload():
+    """A stand-in workload module: two cases of two systems, no timing worth the name."""
+    import types
+    from benchmarks.harness import Case
+    systems = {"xforms": lambda d: ((lambda: 1.0), ()), "numpy": lambda d: ((lambda: 1.0), ())}
+    return types.SimpleNamespace(cases=lambda ctx: [
+        Case("t", {"n": n}, dict(systems), limit="numpy") for n in (1, 2)])
+
+
+def test_systems_option_keeps_only_the_named_systems(monkeypatch):
+    """--systems xforms: the other systems of every case are not run (on_gpu.sh's table
+    keeps xforms, jax and the measured limits; CPU peers at a GPU's sizes took minutes)."""
+    import benchmarks.__main__ as main
+    monkeypatch.setattr(main, "load", lambda name: _two_case_workload())
+    args = main.parse_args(["--only", "dispatch", "--systems", "xforms", "--repeats", "1"])
+    rows, _, errors, _ = main._measure_here(args)
+    assert not errors and [(r["system"], r["params"]["n"]) for r in rows] == [
+        ("xforms", 1), ("xforms", 2)], rows
+    assert len(main._keep_systems(_two_case_workload().cases(None), ["jax"])) == 0
+    assert main.parse_args(["--only", "dispatch"]).system_names == []
+
+
+def test_a_child_writes_its_rows_after_every_case(monkeypatch, tmp_path):
+    """A workload's process writes the rows of the cases it has finished after each one, so
+    a process stopped past its share of --budget-s keeps them, and the parent keeps them with
+    an error that says it was stopped (it lost every row before)."""
+    import benchmarks.__main__ as main
+    monkeypatch.setattr(main, "load", lambda name: _two_case_workload())
+    out = str(tmp_path / "rows.json")
+    seen = []
+    args = main.parse_args(["--only", "dispatch", "--repeats", "1"])
+    main._measure_here(args, lambda r, e, m: (main._write_rows(out, r, e, m),
+                                              seen.append(len(json.load(open(out))["rows"]))))
+    assert seen == [2, 4] and not os.path.exists(out + ".part")
+
+    def stopped_child(cmd, cap):        # a child that finished one case, then was stopped
+        path = cmd[cmd.index("--rows-out") + 1]
+        main._write_rows(path, [dict(workload="dispatch", system="xforms")], [], {"k": 1})
+        open(path + ".part", "w").write("{")          # (stopped halfway through a write)
+        return f"was stopped after its share of --budget-s ({cap:.1f} s)"
+    monkeypatch.setattr(main, "_run_child", stopped_child)
+    rows, _, errors, meta = main._measure_isolated(
+        main.parse_args(["--only", "dispatch", "--budget-s", "5"]))
+    assert [r["system"] for r in rows] == ["xforms"] and meta == {"k": 1}
+    assert len(errors) == 1 and "was stopped after its share" in errors[0] \
+        and "the 1 rows of the cases it finished are kept" in errors[0], errors

@@ -3,7 +3,9 @@
 f(x) = sin(x)*x + x**2, so grad f(x) = cos(x)*x + sin(x) + 2x.  The work is a
 handful of flops; what is measured is the cost of getting in and out of the
 compiled code.  The Numba row is an ``@njit`` hand-written gradient (the floor
-of a compiled call from Python); ``f`` is an ``@njit`` forward.
+of a compiled call from Python); ``f`` is an ``@njit`` forward.  Under ``--backend cuda``
+a second case times the same program with the direct launcher
+(xforms/kernels/cuda/launch.py) in place of numba-cuda's dispatcher.
 """
 from __future__ import annotations
 
@@ -70,4 +72,10 @@ def _f(ctx):
 def cases(ctx):
     systems = {"xforms": _xforms(ctx), "jax": _jax(ctx), "pytensor": _pytensor(ctx),
                "autograd": _autograd(ctx), "numpy": _numpy(ctx), "numba": _numba(ctx), "f": _f(ctx)}
-    return [Case("jit(grad)", {"x": "float"}, systems, unit="µs/call", limit="numba", rtol=1e-12)]
+    out = [Case("jit(grad)", {"x": "float"}, systems, unit="µs/call", limit="numba", rtol=1e-12)]
+    if ctx.backend == "cuda":    # the same program through the direct launcher (issue 34)
+        direct, background = ctx.direct_launch(_xforms(ctx))
+        out.append(Case("jit(grad) direct launch", {"x": "float"},
+                        {"xforms": direct, "jax": _jax(ctx), "numba": _numba(ctx)},
+                        unit="µs/call", limit="numba", rtol=1e-12, background=background))
+    return out

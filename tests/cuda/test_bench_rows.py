@@ -35,7 +35,7 @@ def _cuda_rows(ctx, case, data):
             continue                  # (peers: no CUDA launches to count)
         try:
             prepared = setup(data)
-        except peers.Absent:
+        except (peers.Absent, peers.Skip):    # (a direct-launch row on the simulator)
             continue
         fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
         if hasattr(fn, "jitted"):
@@ -124,3 +124,56 @@ def test_launch_counts_say_where_a_host_loop_waits(monkeypatch):
     assert iters == 2 and "# host loop" in exe.source
     assert c["host_waits"] == iters + 1, c
     assert c["kernels"] + c["library"] == exe.count_launches(x)
+
+
+def test_the_gpu_warm_up_shares_every_case_once_and_runs_them():
+    """benchmarks/gpu_warm.py (on_gpu.sh compiles the table's programs with it, beside the
+    tests, into the cache the table reads): its workers' round-robin shares cover every case
+    of the table once, and a share's xforms CUDA functions run (compiling them) without a
+    failure."""
+    from benchmarks import gpu_warm
+    jobs = gpu_warm._jobs(gpu_table(), True)
+    shares = [gpu_warm.shard(jobs, k, 6) for k in range(6)]
+    assert sorted(j for s in shares for j in s) == sorted(jobs) and len(set(jobs)) == len(jobs)
+    assert {w for w, _ in jobs} == set(gpu_table())
+    assert gpu_warm._warm([j for j in jobs if j[0] in ("dispatch", "pow_loop")], True) == 0
+
+
+def test_a_direct_launch_row_times_the_same_program_through_other_launchers(monkeypatch):
+    """dispatch's and cuda_graphs' `direct launch` rows (issue 34: the direct launcher was
+    never measured): the row's executable -- the one its calls run -- launches through the
+    launchers XFORMS_CUDA_FAST_LAUNCH gives while the row runs (here a stand-in marked
+    direct, as on a GPU; the simulator has no direct launches) and through the dispatcher
+    again after it; on the simulator as it is the row is skipped, saying why."""
+    from xforms.kernels.cuda import backend
+    real, used = backend.launcher, []
+
+    def stand_in(dispatcher, grid, block):
+        cfg = real(dispatcher, grid, block)
+        if os.environ.get("XFORMS_CUDA_FAST_LAUNCH") != "1":
+            return cfg
+
+        def go(*args):
+            used.append(1)
+            return cfg(*args)
+        go.direct = True
+        return go
+    ctx = Context(quick=True, backend="cuda", sim=True, repeats=1, budget=0.01)
+    [_, case] = load("dispatch").cases(ctx)
+    assert case.task == "jit(grad) direct launch"
+    skipped = run_system(ctx, "dispatch", case, "xforms", case.make(), None)[0]
+    assert skipped["status"] == "skipped" and "simulator" in skipped["reason"], skipped
+    monkeypatch.setattr(backend, "launcher", stand_in)
+    before = os.environ.get("XFORMS_CUDA_FAST_LAUNCH")
+    [_, case] = load("dispatch").cases(ctx)
+    setup, made = case.systems["xforms"], []
+    case.systems["xforms"] = lambda d: made.append(setup(d)) or made[-1]
+    with case.background():
+        row, out = run_system(ctx, "dispatch", case, "xforms", case.make(), None)
+    assert row["status"] == "ok" and row["kernel_launches"] == 1, row
+    assert len(used) >= row["repeats"]
+    assert abs(float(out) - (np.cos(0.7) * 0.7 + np.sin(0.7) + 1.4)) < 1e-12
+    fn, args = made[0]
+    exe = fn.jitted.lower(*args)._exe
+    assert not any(getattr(k, "direct", False) for k in exe._K)
+    assert os.environ.get("XFORMS_CUDA_FAST_LAUNCH") == before

@@ -199,6 +199,7 @@ class CudaExecutable:
         self._scalar_pos = [i for i, a in enumerate(program.in_avals) if not a.shape]
         self._variants = {}
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
+        self._kernels = kernels
         self._K = [launcher(kernels[name], grid, block) for name, grid, block in program.launches]
         self._host = module.host
         self._rt = rt                  # what the host code calls (count_launches wraps it)
@@ -234,6 +235,19 @@ class CudaExecutable:
                 return buf.reshape(buf.size)
         rt.guard("host-to-device", rt.describe(aval))   # a NumPy argument: an implicit copy
         return rt.to_device(np.asarray(x), dtype=aval.dtype)
+
+    def relaunch(self):
+        """Make the launchers again as XFORMS_CUDA_FAST_LAUNCH says now (read when an
+        executable is made), so that one program can be timed with numba-cuda's dispatcher
+        and with the direct launcher (benchmarks' `direct launch` rows); -> how many launch
+        sites launch directly (0 on the simulator, or where launch.py refused a kernel).
+
+            os.environ["XFORMS_CUDA_FAST_LAUNCH"] = "1"; exe.relaunch()   # 3 of 3 sites
+        """
+        with self._lock:
+            self._K = [launcher(self._kernels[name], grid, block)
+                       for name, grid, block in self.program.launches]
+            return sum(bool(getattr(k, "direct", False)) for k in self._K)
 
     def count_launches(self, *args):
         """Run once and return how many kernels that call launched and library routines it

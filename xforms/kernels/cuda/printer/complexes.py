@@ -39,8 +39,8 @@ def __getattr__(name):
     if name not in DEVICE_FUNCTIONS:
         raise AttributeError(name)
     from numba import cuda
-    from numba import config
-    sim = config.ENABLE_CUDASIM
+    from ..device.available import simulating
+    sim = simulating()
     fns = compiled.build(lambda f: cuda.jit(device=True, inline="always")(
         _numpy_operands(f) if sim else f), fused=not sim)
     for k, v in DEVICE_FUNCTIONS.items():
