@@ -134,6 +134,37 @@ def test_kernel_gives_jax_where_the_numpy_forms_do_not(prim, dtype, x, want, eve
     assert np.array_equal(_bits(got), _bits(np.array(want * 4, dtype)))
 
 
+@pytest.mark.parametrize("prim,dtype,x,want", JAX_EDGES,
+                         ids=lambda v: getattr(v, "name", None))
+def test_the_numpy_forms_at_those_edges(prim, dtype, x, want):
+    """Before its kernel is built (a first call, a small one, one during the build) the
+    NumPy form answers: log1p near -1 squares the parts as jax does, so |1 + z|^2
+    underflows to jax's -inf (it gave -69.1, NumPy's log(1 + z)); at expm1's and rsqrt's
+    edges it differs from jax by less than the result's rounding, normwise (|got - want|
+    <= eps |want|: Im 3e-44 beside Re -1; Re -0 against 6e-32 beside Im 1e-15)."""
+    with np.errstate(all="ignore"):
+        got = np.asarray(prim.facts.numpy_fn.numpy_form(np.array(x * 4, dtype)))
+    w = np.array(want * 4, dtype)
+    if prim is exponentials.log1p_p:
+        assert np.array_equal(_bits(got), _bits(w))
+    else:
+        eps = np.finfo(np.dtype(dtype).char.lower()).eps
+        assert (np.abs(got - w) <= eps * np.abs(w)).all(), got
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_log1p_numpy_form_near_minus_one(dtype, every_size):
+    """The NumPy form's values near -1 (its new branch) stay within rounding of the
+    kernel's (jit's), NaNs in the same places."""
+    r = np.random.default_rng(5)
+    x = (-1 + r.uniform(-0.15, 0.15, 3000) + 1j * r.uniform(-0.05, 0.05, 3000)
+         * np.exp(r.uniform(-60, 0, 3000))).astype(dtype)
+    x[:3] = [-1 + 0j, complex(-1, np.nan), complex(-1.1, 0.0)]
+    with np.errstate(all="ignore"):
+        form = exponentials.log1p_p.facts.numpy_fn.numpy_form(x)
+    _near(lax.log1p(x), form, dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_rank0_strided_and_written_into_operands(dtype, every_size):
     """A rank-0 operand beside an array, a transposed (strided) one and a 2-D shape give
