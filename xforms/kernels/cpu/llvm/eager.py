@@ -1,19 +1,23 @@
-"""Shape-generic kernels for the eager tier's complex operations (issue #31): one compiled
-loop per (primitive, operand dtypes) over the flattened operands, so that an un-jitted
-`x / y` of 10^6 complex64 elements is one pass of XLA's formula instead of the NumPy
-passes of xforms/primitives/complex_arith/patching.py.
+"""Shape-generic kernels for the eager tier (issue #31): one compiled loop per (primitive,
+operand dtypes) over the flattened operands, so that an un-jitted `x / y` of 10^6
+complex64 elements is one pass of XLA's formula instead of the NumPy passes of
+xforms/primitives/complex_arith/patching.py, and an un-jitted erf_inv one pass of XLA's
+polynomial instead of ~75.
 
-The element function is the one the direct LLVM path's loops call for the same equation
-(ops/complexes.py `translated`: complex_arith's scalar function, translated from its
-Python source), so eager and `jit` give the same bits.  The loop itself is written here,
-with the size, the operands' steps (1, or 0 for a rank-0 operand) and the chunk length
-as arguments: nothing depends on the shape, so a process compiles each kernel once and the
-object code is kept on disk by the engine (engine.compile_function, build/object_cache).
-Chunks run on OpenMP's team (team.py) where threads pay by the CPU paths' rule
-(chunking.threads_pay), with runtime/threads.py measuring one thread against all.
+A complex operation's element function is the one the direct LLVM path's loops call for
+the same equation (ops/complexes.py `translated`: complex_arith's scalar function,
+translated from its Python source, `formula_text`); a real one's loop body is `jit`'s loop
+body itself (`loop_text`: the plan of the one equation, its loop emitted by loops.Loops),
+so eager and `jit` give the same bits.  The loop itself is written here, with the size
+and the chunk length as arguments: nothing depends on the shape, so a process compiles
+each kernel once and the object code is kept on disk by the engine
+(engine.compile_function, build/object_cache).  Chunks run on OpenMP's team (team.py)
+where threads pay by the CPU paths' rule (chunking.threads_pay), with runtime/threads.py
+measuring one thread against all.
 
     k = build(div_p, (np.dtype(np.complex64),) * 2)     # None: no translated function
     out = k(None, x, y)                                 # x / y, XLA's values
+    k = build(erf_inv_p, (np.dtype(np.float64),))       # jit's loop body
 """
 import ctypes
 
