@@ -1,6 +1,7 @@
 """The eager tier's compiled kernels for real special functions (session 32, issue #31):
 an un-jitted erf_inv (XLA's polynomial: ~75 NumPy passes), lgamma, digamma, erf, erfc,
-zeta, igamma, igammac, bessel_iv and bessel_ive on float32 / float64 arrays run `jit`'s
+zeta, igamma, igammac, igamma_grad_a, bessel_iv, bessel_ive and bessel_jn on float32 /
+float64 arrays run `jit`'s
 loop body once it is built (xforms/kernels/cpu/llvm/eager.py `loop_text`), so eager gives
 `jit`'s bits (a NaN matches any NaN) on grids of special and ordinary values, and JAX
 0.10.2's values (recorded) to rounding; after warm-up the kernel answers (a counter, not
@@ -17,7 +18,8 @@ from xforms.primitives.special import functions as F
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.999999, -0.999999, 1e-30, -1e-30, 2.0,
             -2.5, -3.0, 30.0, 1e10, -1e10, np.inf, -np.inf, np.nan, 1e-310, 171.5, 200.0]
 UNARY = [F.erf_inv_p, F.lgamma_p, F.digamma_p, F.erf_p, F.erfc_p]
-BINARY = [F.zeta_p, F.igamma_p, F.igammac_p, F.bessel_iv_p, F.bessel_ive_p]
+BINARY = [F.zeta_p, F.igamma_p, F.igammac_p, F.bessel_iv_p, F.bessel_ive_p, F.bessel_jn_p,
+          F.igamma_grad_a_p]
 PAIR = [0.0, 0.5, 1.0, 2.5, 7.0, 30.0, -1.0, -2.5, np.inf, np.nan]
 DTYPES = [np.float32, np.float64]
 
@@ -132,7 +134,7 @@ def test_real_kernels_answer_in_plans_and_switch_off(monkeypatch, every_size):
 
 
 def test_kernel_refused_where_scipy_is_faster():
-    """erfc_inv, betainc and the exponentially scaled i0e / i1e keep scipy's ufuncs (their
-    scalar functions are slower): no kernel wrapper at all."""
-    for p in (F.erfc_inv_p, F.betainc_p, F.bessel_i0e_p, F.bessel_i1e_p):
+    """erfc_inv, betainc, the exponentially scaled i0e / i1e and yn keep scipy's ufuncs
+    (their scalar functions are slower): no kernel wrapper at all."""
+    for p in (F.erfc_inv_p, F.betainc_p, F.bessel_i0e_p, F.bessel_i1e_p, F.bessel_yn_p):
         assert not hasattr(p.facts.numpy_fn, "kernel_kinds")

@@ -109,8 +109,9 @@ def _lgamma(x):
 # 2 threads, load 6 (2026-12-01): erf_inv 79 / 18 -> 9.2 / 3.4, lgamma 25 / 24 -> 14 / 14,
 # digamma 21 / 20 -> 16 / 15, erf and erfc 20 -> 17 (on [-3, 3]; 5.5 on [0, 1]), zeta
 # 286 / 329 -> 244 / 242, igamma(c) 137-186 -> 125-135, bessel_iv 466 -> 113-119,
-# bessel_ive 265 -> 112-132.  Not erfc_inv (15 -> 87), betainc (148-205 -> 263),
-# bessel_i0e / i1e (34-42 -> 66-70): scipy's code is faster than the scalar functions.
+# bessel_ive 265 -> 112-132; at 10^5, igamma_grad_a (np.vectorize) 906 / 1119 -> 27 / 25,
+# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87), betainc (148-205 -> 263), bessel_i0e /
+# i1e (34-42 -> 66-70), bessel_yn (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
 lgamma_p = _prim("lgamma", _lgamma, math="lgamma", kernel=True)
 def _digamma(x):
     """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
@@ -260,7 +261,7 @@ igamma_p = _prim("igamma", _incomplete_gamma("gammainc", False), 2, scalar="gamm
 igammac_p = _prim("igammac", _incomplete_gamma("gammaincc", True), 2, scalar="gammaincc",
                   kernel=True)
 igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
-                        2)
+                        2, kernel=True)
 betainc_p = _prim("betainc", "betainc", 3)
 
 
@@ -339,7 +340,7 @@ def _jn_ref(n, x):
     return np.where(n == np.floor(n), _scipy_special().jv(n, x), np.nan)
 
 
-bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn")
+bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn", kernel=True)
 bessel_yn_p = _prim("bessel_yn", lambda n, x: _scipy_special().yn(np.trunc(n), x), 2,
                     scalar="yn")
 bessel_iv_p = _prim("bessel_iv", "iv", 2, scalar="iv", kernel=True)
