@@ -1,8 +1,10 @@
 """Compiled kernels for one primitive called without `jit` (issue #31): an elementwise
 primitive on complex arrays (x / y, exp, log, sqrt, |x|, ...), whose NumPy form is several
-passes of XLA's formula (xforms/primitives/complex_arith/), runs as one shape-generic loop
-compiled once per (primitive, dtypes) by the CPU backend (xforms/kernels/cpu/llvm/eager.py:
-the element function `jit`'s loops call, so both tiers give the same bits).
+passes of XLA's formula (xforms/primitives/complex_arith/), or a real one declared with
+`eager_kernel="f"` (erf_inv's ~75 passes, special functions where `jit`'s loop beats
+scipy), runs as one shape-generic loop compiled once per (primitive, dtypes) by the CPU
+backend (xforms/kernels/cpu/llvm/eager.py: the element function or loop body `jit`'s
+loops run, so both tiers give the same bits).
 
 The compiler sits above this layer: xforms/jit/backends.py installs `BUILD` (the backend's
 builder) and `START` (where the build runs: on the background compile thread of

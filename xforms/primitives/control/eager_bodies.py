@@ -119,8 +119,8 @@ def _special(b, e, ins):
         # and its scalar integer arithmetic warns on overflow (the ufunc wraps silently)
         if facts.operator and same and var_in and out.dtype.kind == "f":
             return _operator(facts.operator, ins)
-        fn = facts.numpy_fn           # (real operands: the NumPy form, no kernel check)
-        if not any(a.dtype.kind == "c" for a in in_avals):
+        fn = facts.numpy_fn           # (no operand a kernel takes: the NumPy form, no check)
+        if not any(a.dtype.kind in getattr(fn, "kernel_kinds", "") for a in in_avals):
             fn = getattr(fn, "numpy_form", fn)
         b.lines.append(f"_t = {b.const(fn, '_u')}({', '.join(ins)})")
         b._check("_t", out.dtype)

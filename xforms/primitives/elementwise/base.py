@@ -43,19 +43,25 @@ def elementwise_aval(name, avals, out_dtype=None, accept=None):
     return [ShapedArray(shape, out_dtype or dt, all(a.weak_type for a in avals))]
 
 
-def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
+def define(name, impl, nargs=1, out_dtype=None, accept=None, eager_kernel=None, **facts):
     """An elementwise primitive (or the engines' one, xforms/core/engine_prims.py, given as
     `name`) with its abstract eval, impl, batching and lowering facts (`facts`: see
-    xforms/core/facts.py; the simplifier class defaults to the arity)."""
+    xforms/core/facts.py; the simplifier class defaults to the arity).  `eager_kernel`:
+    the dtype kinds whose operands an un-jitted call sends to a compiled kernel once
+    built (xforms/core/eager/kernels.py); by default "c" for a primitive accepting complex
+    operands that is not a ufunc (XLA's formulas, several NumPy passes), "f" where a
+    primitive's NumPy form is slower than `jit`'s loop (erf_inv's polynomial)."""
     p = name if isinstance(name, core.Primitive) else primitive(name)
     name = p.name
     facts.setdefault("simplify", "unary" if nargs == 1 else "binary")
     if isinstance(impl, np.ufunc):     # a fresh result, computable into a dying input
         facts.setdefault("ufunc", impl)
-    elif accept is None or accept(np.dtype(np.complex64)):   # (a ufunc is one pass already)
-        impl = _compiled_when_complex(p, impl)
+    elif eager_kernel is None and (accept is None or accept(np.dtype(np.complex64))):
+        eager_kernel = "c"                # (a ufunc is one pass already)
+    if eager_kernel and not isinstance(impl, np.ufunc):
+        impl = _compiled_when(p, impl, eager_kernel)
         if facts.get("into") is not None:
-            facts["into"] = _compiled_into_when_complex(p, facts["into"])
+            facts["into"] = _compiled_into_when(p, facts["into"], eager_kernel)
     facts.setdefault("numpy_fn", impl)  # called directly by the eager loop evaluator
     declare(p, ELEMENTWISE, **facts)
     if out_dtype is not None and not callable(out_dtype):
@@ -68,25 +74,27 @@ def define(name, impl, nargs=1, out_dtype=None, accept=None, **facts):
     return p
 
 
-def _compiled_when_complex(p, impl):
-    """`impl`, whose complex operands a compiled kernel takes once there is one
-    (xforms/core/eager/kernels.py: one pass where XLA's formula is several NumPy passes)."""
+def _compiled_when(p, impl, kinds):
+    """`impl`, whose operands of dtype kinds `kinds` ("c": complex) a compiled kernel takes
+    once there is one (xforms/core/eager/kernels.py: one pass where XLA's formula is
+    several NumPy passes)."""
     def run(*xs, **params):
         x = xs[0]
-        if not params and isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        if not params and isinstance(x, np.ndarray) and x.dtype.kind in kinds:
             return eager_kernels.run(p, xs, lambda: impl(*xs))
         return impl(*xs, **params)
     run.__name__ = getattr(impl, "__name__", p.name)
     run.__doc__ = impl.__doc__
     run.numpy_form = impl           # (the NumPy passes alone: tests compare the two)
+    run.kernel_kinds = kinds        # (operands of other kinds may call numpy_form directly)
     return run
 
 
-def _compiled_into_when_complex(p, into):
-    """The `into` fact (`into(out, *xs) -> [out]`) as `_compiled_when_complex` makes the impl."""
+def _compiled_into_when(p, into, kinds):
+    """The `into` fact (`into(out, *xs) -> [out]`) as `_compiled_when` makes the impl."""
     def run(out, *xs):
         x = xs[0]
-        if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        if isinstance(x, np.ndarray) and x.dtype.kind in kinds:
             return [eager_kernels.run(p, xs, lambda: into(out, *xs)[0], out)]
         return into(out, *xs)
     return run
@@ -95,23 +103,25 @@ def _compiled_into_when_complex(p, into):
 def _one_result(impl, p=None):
     """The impl rule of a primitive computed by `impl` (one result), which it keeps as
     `single_result`: core's generated plans call that directly.  An impl that complex
-    operands send to their kernel (`_compiled_when_complex`) makes a rule that checks
-    for them in its own frame, and keeps the plain rule as `real`, which plans of real
-    operands call (core/trace.py `_plan`): a frame more cost 0.25 us a call, 2-5% of the
-    un-jitted RNN gradient."""
+    operands send to their kernel (`_compiled_when`) makes a rule that checks for them
+    in its own frame, and keeps the plain rule as `real`, which plans of real operands
+    call (core/trace.py `_plan`): a frame more cost 0.25 us a call, 2-5% of the un-jitted
+    RNN gradient.  (A primitive whose real operands have a kernel too has no `real`.)"""
     raw = getattr(impl, "numpy_form", None)
     if raw is None:
         rule = lambda *xs, **params: [impl(*xs, **params)]   # noqa: E731
         rule.single_result = impl
         return rule
+    kinds = impl.kernel_kinds
 
     def rule(*xs, **params):
         x = xs[0]
-        if not params and isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        if not params and isinstance(x, np.ndarray) and x.dtype.kind in kinds:
             return [eager_kernels.run(p, xs, lambda: raw(*xs))]
         return [raw(*xs, **params)]
     rule.single_result = impl
-    rule.real = _one_result(raw)
+    if kinds == "c":
+        rule.real = _one_result(raw)
     return rule
 
 

@@ -69,13 +69,17 @@ def _sp(fn):
     return impl
 
 
-def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0):
+def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0, kernel=False):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
-    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured)."""
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured).  With
+    `kernel`, an un-jitted call on float arrays runs `jit`'s loop once it is compiled
+    (xforms/core/eager/kernels.py): where that beats scipy's ufunc (see below)."""
+    ek = "f" if kernel else None
     if math is not None:
-        return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None))
-    p = define(name, _sp(fn), nargs, accept=_real, cost=cost)
+        return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None),
+                      eager_kernel=ek)
+    p = define(name, _sp(fn), nargs, accept=_real, cost=cost, eager_kernel=ek)
     SCALAR_IMPLS[p] = scalar or name
     return p
 
@@ -100,13 +104,21 @@ def _lgamma(x):
     return np.where(np.isneginf(x), np.inf, _ufunc("gammaln")(x))
 
 
-lgamma_p = _prim("lgamma", _lgamma, math="lgamma")
+# The primitives whose un-jitted calls run `jit`'s loop once it is built (`_prim`'s
+# `kernel`): CPU ms at 10^6 float64 / float32, scipy's ufunc (NumPy form) -> the kernel,
+# 2 threads, load 6 (2026-12-01): erf_inv 79 / 18 -> 9.2 / 3.4, lgamma 25 / 24 -> 14 / 14,
+# digamma 21 / 20 -> 16 / 15, erf and erfc 20 -> 17 (on [-3, 3]; 5.5 on [0, 1]), zeta
+# 286 / 329 -> 244 / 242, igamma(c) 137-186 -> 125-135, bessel_iv 466 -> 113-119,
+# bessel_ive 265 -> 112-132; at 10^5, igamma_grad_a (np.vectorize) 906 / 1119 -> 27 / 25,
+# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87), betainc (148-205 -> 263), bessel_i0e /
+# i1e (34-42 -> 66-70), bessel_yn (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
+lgamma_p = _prim("lgamma", _lgamma, math="lgamma", kernel=True)
 def _digamma(x):
     """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
     return np.where(x == 0, np.nan, _ufunc("psi")(x))
 
 
-digamma_p = _prim("digamma", _digamma)
+digamma_p = _prim("digamma", _digamma, kernel=True)
 def _zeta(x, q):
     """scipy's zeta with JAX's (XLA's) edges, as the compiled tier's libm zeta: NaN where
     x or q is NaN or infinite (scipy: inf for zeta(nan, 0), 0 at q = inf), NaN for x < 1
@@ -137,7 +149,7 @@ def _zeta(x, q):
         return np.where(x == 1, np.inf, out)
 
 
-zeta_p = _prim("zeta", _zeta, 2)
+zeta_p = _prim("zeta", _zeta, 2, kernel=True)
 
 
 def lgamma(x):
@@ -171,8 +183,8 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
        lambda t, ans, s, q: ew.mul(t, ew.neg(ew.mul(s, zeta(ew.add(s, _c(1.0, s)), q)))))
 
 # ---- error functions -------------------------------------------------------------------------
-erf_p = _prim("erf", "erf", math="erf")
-erfc_p = _prim("erfc", "erfc", math="erfc")
+erf_p = _prim("erf", "erf", math="erf", kernel=True)
+erfc_p = _prim("erfc", "erfc", math="erfc", kernel=True)
 erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
 
 
@@ -191,9 +203,10 @@ def _erf_inv_inline(eqn):
     return closed
 
 
-# eager_ns: its NumPy form's ~75 passes, 77 ns/element at 10^6 float64 (21 float32), 2026-12-01
+# eager_ns: its NumPy form's ~75 passes, 77 ns/element at 10^6 float64 (21 float32),
+# 2026-12-01 (what an un-jitted call costs until its kernel, `jit`'s loop, is built: 9)
 erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inline,
-                   eager_ns=75.0)
+                   eager_ns=75.0, eager_kernel="f")
 
 
 def erf(x):
@@ -243,10 +256,12 @@ def _incomplete_gamma(name, upper):
     return fn
 
 
-igamma_p = _prim("igamma", _incomplete_gamma("gammainc", False), 2, scalar="gammainc")
-igammac_p = _prim("igammac", _incomplete_gamma("gammaincc", True), 2, scalar="gammaincc")
+igamma_p = _prim("igamma", _incomplete_gamma("gammainc", False), 2, scalar="gammainc",
+                 kernel=True)
+igammac_p = _prim("igammac", _incomplete_gamma("gammaincc", True), 2, scalar="gammaincc",
+                  kernel=True)
 igamma_grad_a_p = _prim("igamma_grad_a", np.vectorize(_igamma_grad_a_scalar, otypes=[float]),
-                        2)
+                        2, kernel=True)
 betainc_p = _prim("betainc", "betainc", 3)
 
 
@@ -325,11 +340,11 @@ def _jn_ref(n, x):
     return np.where(n == np.floor(n), _scipy_special().jv(n, x), np.nan)
 
 
-bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn")
+bessel_jn_p = _prim("bessel_jn", _jn_ref, 2, scalar="jn", kernel=True)
 bessel_yn_p = _prim("bessel_yn", lambda n, x: _scipy_special().yn(np.trunc(n), x), 2,
                     scalar="yn")
-bessel_iv_p = _prim("bessel_iv", "iv", 2, scalar="iv")
-bessel_ive_p = _prim("bessel_ive", "ive", 2, scalar="ive")
+bessel_iv_p = _prim("bessel_iv", "iv", 2, scalar="iv", kernel=True)
+bessel_ive_p = _prim("bessel_ive", "ive", 2, scalar="ive", kernel=True)
 
 
 def _order_args(n, x):
