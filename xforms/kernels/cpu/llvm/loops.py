@@ -42,7 +42,6 @@ from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
-from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import complexes, integers, reductions, special
 from .ops.arrays import copies, cumulative, indexing, sorting
@@ -65,13 +64,6 @@ def lower(plan):
         return Loops(plan).text()
     except Refused:
         return None
-
-
-def _width():
-    """The kernel's function attribute asking for the vector width the Numba path's kernels
-    get (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable,
-    although LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
-    return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def _noalias(m, v):
@@ -168,7 +160,7 @@ class Loops(Expressions):
             self._step(st)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
-        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
+        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
         msg = b"wrong number of arguments\x00"
         pool = [team.HELPERS, *self.functions] if self.threaded else []
         return "\n".join([PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
