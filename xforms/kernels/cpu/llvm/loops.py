@@ -134,6 +134,8 @@ class Loops(Expressions):
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
         self.pooled = []          # outputs from the executable's pool (`text`: `pooled_outputs`)
+        self.libm_variants = set()   # (libm function, type) called in a loop: vecmath.py
+        self.polynomials = False     # the current step's loop calls vector polynomials
 
     def text(self):
         plan = self.plan
@@ -163,7 +165,12 @@ class Loops(Expressions):
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
         msg = b"wrong number of arguments\x00"
         pool = [team.HELPERS, *self.functions] if self.threaded else []
+        variants = []
+        if self.libm_variants:
+            from . import vecmath
+            variants = vecmath.libm_variants(self)
         return "\n".join([PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
+                          *variants,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
@@ -320,7 +327,8 @@ class Loops(Expressions):
         # varies between calls (counts as large: `cpu/math_choice.vecmath_size`)
         vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
-        if self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body):
+        self.polynomials = self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body)
+        if self.polynomials:
             from . import vecmath    # (imports Numba's types: no loop without vector math does)
             vecmath.guarded(self, st, vsize, lambda: self._loop(st))
         else:
@@ -485,6 +493,15 @@ class Loops(Expressions):
             if line:
                 return line
         return super()._op(eqn, name, ty, args, r)
+
+    def _call(self, r, ty, fn, args):
+        """A call; a libm function's, in a loop that calls vector polynomials too, names
+        its vector variants (vecmath.py `tag_libm_call`), so that the loop vectorises."""
+        line = super()._call(r, ty, fn, args)
+        if not (self.vector_math and self.polynomials) or fn.startswith("llvm.") or len(args) != 1:
+            return line          # (a loop of libm calls alone ran 1.3-2x slower vectorised)
+        from . import vecmath
+        return vecmath.tag_libm_call(self, line, ty, fn, args)
 
     def math_call(self, name, ty, x):
         """`math.<name>(x)` inside a rule's spelling (logaddexp's exp and log1p): the vector
