@@ -19,7 +19,7 @@ def first(x):
 
 
 def second(x):
-    return xnp.sinh(x), xnp.cosh(x), xnp.arctan(x)
+    return xnp.sinh(x), xnp.cosh(x), xnp.arctan(x), xnp.cbrt(x)
 
 
 def trig(x):
@@ -37,7 +37,7 @@ _EDGES = [709.782712893384, 709.79, 710.0, 710.4758600739439, 711.0, -708.4, -74
           -1.0, 0.4375, 0.6875, 1.1875, 2.4375, 0.34657359027997264, 0.6931471805599453,
           1.4142135623730951, 0.7071067811865476, 2.2250738585072014e-308, 89.0, -104.0,
           88.72283935546875, -103.97207641601562, 9.0, 2.0 ** -12, 2.0 ** -28, 2.0 ** -54,
-          1.1754943508222875e-38]
+          1.1754943508222875e-38, 4.0, 8.0, 27.0]
 
 
 def _pool(dt):
@@ -192,3 +192,35 @@ def test_definitions_are_the_sources_own():
     for py in [*base._PY_FUNCS.values(), _ends_on_a_line_without_code]:
         assert (ast.dump(python_ir.definition(py), include_attributes=True)
                 == ast.dump(source_tree(py), include_attributes=True)), py.__name__
+
+
+def _erfc_with_polynomials(x):          # (erfcx's shape: libm's erfc beside exp and a division)
+    import xforms.scipy.special as xsp
+    return xsp.erfcx(x), xsp.log_ndtr(x), xnp.exp(-x) / (1.0 + xsp.erfc(x))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_a_libm_call_beside_polynomials_vectorises(dt):
+    """A libm call (erfc) in a loop calling the vector polynomials names vector variants
+    that call libm per lane, so the loop vectorises around it (erfcx at 10^6: 31 -> 13 CPU
+    ms, issue #37); the Numba kernel's bits.  A loop of the libm call alone keeps the scalar
+    call (vectorised it ran 1.3-2x slower)."""
+    import re
+
+    import llvmlite.binding as llvm
+    x = _pool(dt)[:1000]
+    fn, kernel, text = _kernels(_erfc_with_polynomials, x)
+    assert "vector-function-abi-variant" in text
+    tm = engine._target_machine()
+    mod = llvm.parse_assembly(text)
+    mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
+    engine._optimise(mod, tm)
+    ty = "float" if dt == np.float32 else "double"
+    assert re.search(rf"call <\d+ x {ty}> @xf_erfcf?_v\d+\(", str(mod))
+    with np.errstate(all="ignore"):
+        for start in (0, 1000, 2000):
+            v = _pool(dt)[start:start + 1000]
+            _same(fn(v), kernel(v))
+    import xforms.scipy.special as xsp
+    alone = backend._prepare(xf.make_jaxpr(xsp.erfc)(x), {"name": "t"}).llvm_ir
+    assert "vector-function-abi-variant" not in alone

@@ -220,6 +220,23 @@ def test_scalar_kernel_accuracy():
     assert rel(sm.i1e, sp.i1e, _u(-700, 700, 300)) < 1e-14
 
 
+@pytest.mark.parametrize("z", [0.3, 1.6, 0.02, 1.0 - 2.0 ** -30, 1e-5, 1e-12, 1e-30])
+def test_erfcinv_polishes_once(z, monkeypatch):
+    """erfc^-1 below w = 36 (z >= ~1e-16) starts from Giles' polynomials and takes one
+    Halley step: one erf or erfc call (the rough start took two to five: ndtri was 3.9x
+    JAX's time at 10^6, issue #37); beyond, the asymptotic start and its steps (z = 1e-30:
+    erfc called until the step is below 1e-8).  Values: scipy.special.erfcinv."""
+    import math
+    calls = []
+    for name in ("erf", "erfc"):
+        real = getattr(math, name)
+        monkeypatch.setattr(sm.math, name, lambda x, real=real, name=name:
+                            calls.append(name) or real(x))
+    got = sm.erfcinv(z)
+    assert abs(got / sp.erfcinv(z) - 1) < 1e-15
+    assert len(calls) == (1 if z > 1e-16 else 3), calls
+
+
 # jax.scipy.special names xforms does not provide (also listed in docs/sharp-bits.md)
 MISSING = set()
 # tests/test_special_more.py

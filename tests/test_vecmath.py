@@ -43,6 +43,7 @@ REF = {
     "sinh": np.sinh,
     "cosh": np.cosh,
     "atan": np.arctan,
+    "cbrt": np.cbrt,
 }
 # exact-everywhere function per primitive (VECMATH + the libm-fallback trig)
 EXACT = {**vm.VECMATH, **vm.VECMATH_TRIG_EXACT}
@@ -80,6 +81,8 @@ def _domain(name, n=100_000):
         parts = [_pm(mags(-320, hi, m)), rng.uniform(-3, 3, m), rng.uniform(-40, 40, m)]
     elif name == "atan":
         parts = [_pm(mags(-320, 308, m)), rng.uniform(-4, 4, 2 * m)]
+    elif name == "cbrt":        # every binade (subnormals too) and [1, 8) densely
+        parts = [_pm(mags(-323.5, 308.2, m)), rng.uniform(-8, 8, 2 * m)]
     else:  # pragma: no cover
         raise KeyError(name)
     return np.concatenate(parts)

@@ -35,6 +35,7 @@ VECMATH = {
     "sinh": "vm_sinh",
     "cosh": "vm_cosh",
     "atan": "vm_atan",
+    "cbrt": "vm_cbrt",
 }
 
 #: VECMATH plus the branch-free trig variants, which return nan for

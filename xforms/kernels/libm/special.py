@@ -13,10 +13,11 @@ Methods (all our own derivations from the textbook formulas; no tables):
     zeta(s, q)       Hurwitz zeta, Euler-Maclaurin: terms up to q >= 10 + s, the tail
                      integral, up to 12 Bernoulli corrections; below q = -32 (an integer
                      s) the terms up to 0 folded into zeta(s, f), zeta(s, 1 - f), f = frac(-q)
-    erfcinv          a rough inverse (a log-based start) polished by Halley steps on erf (for
-                     |y| <= 1/2) or on erfc (tails: 1 - |y| is exact there, so the tails keep
-                     full relative precision down to erfc^-1(1e-300)); erf_inv is not here:
-                     it computes XLA's polynomial (xforms/primitives/special/erf_inv_poly.py)
+    erfcinv          Giles' polynomials in w = -log(z (2 - z)) (erf_inv's coefficients, XLA's:
+                     xforms/primitives/special/erf_inv_poly.py) for w < 36, then one Halley
+                     step on erf (for |y| <= 1/2) or on erfc (tails: z or 2 - z is exact there,
+                     so the tails keep full relative precision); beyond (z < ~1e-16, down to
+                     erfc^-1(1e-300)) a log-based start polished by Halley steps on erfc
     gammainc(a, x)   series for x < a + 1, else Lentz's continued fraction for Q
     betainc(a, b, x) Lentz's continued fraction, on the side x < (a+1)/(a+b+2) (symmetry)
     i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
@@ -26,7 +27,7 @@ Measured accuracy against scipy.special in float64: max relative error over rand
 
     digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
     zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15
-    erfcinv    z in [1e-300, 2)                      6.6e-16
+    erfcinv    z in [1e-300, 2)                      8.9e-16 (scipy itself is a few ulp off)
     gammainc   a in (0, 100], x in [0, 200]          1.3e-13 (P and Q; worse for a > 1e3: ~a eps)
     betainc    a, b in (0, 50], x in [0, 1]          4.5e-13
     i0e, i1e   x in [-700, 700]                      1.7e-15
@@ -37,6 +38,9 @@ gammaln 100/110/139 ms, digamma 108/77/116, gammainc 503/466/12205,
 betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
+
+from xforms.primitives.special.erf_inv_poly import (_ERFINV32_LARGE, _ERFINV32_SMALL,
+                                                   _ERFINV64_C)
 
 _PI = math.pi
 _NAN = math.nan
@@ -143,6 +147,9 @@ def zeta(s, q):
 # Each compiled implementation is one self-contained function (Numba compiles it alone for
 # the CPU and as a CUDA device function), so the two inverses come from one factory.
 _SQRT_PI_2 = 0.5 * math.sqrt(math.pi)     # 1 / erf'(0)
+# Giles' polynomials hold up to w = -log(1 - y^2) ~ 37 (1 - |y| >= 2^-53); beyond (erfc^-1
+# of z < ~1e-16) the start is the asymptotic sqrt(w - log(w)/2)
+_GILES_MAX_W = 36.0
 
 
 def _make_inverse(complement):
@@ -160,16 +167,37 @@ def _make_inverse(complement):
         y = 1.0 - v if complement else v
         t = (v if v < 1.0 else 2.0 - v) if complement else 1.0 - abs(v)
         sign = 1.0 if y >= 0 else -1.0
-        if abs(y) <= 0.5:
-            x = y * _SQRT_PI_2 * (1.0 + (_PI / 12.0) * y * y)    # relative error < 1e-2
-            for _ in range(2):                                  # Halley: -> 1e-7 -> 1e-16
-                f = math.erf(x) - y
-                d = math.exp(-x * x) / _SQRT_PI_2
-                x -= f / (d + x * f)
-            return x
+        w = -math.log(t * (2.0 - t))          # -log(1 - y^2), from t: exact in the tails
+        if w < _GILES_MAX_W:
+            # Giles' polynomials in w (erf_inv's: XLA's float32 ones below w = 16, its
+            # float64 one above) start within ~1e-7, so one Halley step ends (error ~1e-21)
+            # where the rough start below took two (|y| <= 1/2) or three to five: ndtri's
+            # jit cliff (issue #37).  (The float32 ones: 9 terms, not 17-23, whose chain of
+            # dependent multiply-adds cost more than the libm calls)
+            if w < 5.0:
+                z = w - 2.5
+                p = 0.0
+                for c in _ERFINV32_SMALL:
+                    p = p * z + c
+            elif w < 16.0:
+                z = math.sqrt(w) - 3.0
+                p = 0.0
+                for c in _ERFINV32_LARGE:
+                    p = p * z + c
+            else:
+                z = math.sqrt(w) - 5.0
+                p = 0.0
+                for c in _ERFINV64_C:
+                    p = p * z + c
+            x = p * abs(y)
+            d = math.exp(-x * x) / _SQRT_PI_2
+            if abs(y) <= 0.5:
+                f = math.erf(x) - abs(y)
+                return sign * (x - f / (d + x * f))
+            f = math.erfc(x) - t
+            return sign * (x - f / (x * f - d))
+        x = math.sqrt(w - 0.5 * math.log(w))
         # Halley steps on erfc(x) = t, x >= 0.47: t keeps full relative precision
-        w = -math.log(t * (2.0 - t))
-        x = math.sqrt(w - 0.5 * math.log(w)) if w > 1.0 else 0.5
         for _ in range(6):
             f = math.erfc(x) - t
             d = -math.exp(-x * x) / _SQRT_PI_2

@@ -368,7 +368,17 @@ register_scalar_rule(integer_pow_p, _cpu_integer_pow, "cpu")
 scalar_rules[rsqrt_p] = lambda ctx, x: (     # complex: XLA's (complex_arith/elementary.py)
     ctx.complex_call("complex_rsqrt", x) if _kind(ctx.dtype) == "c"
     else _div(ctx, ctx.lit(1, ctx.dtype), f"{ctx.fn('sqrt')}({x})"))
-scalar_rules[cbrt_p] = lambda ctx, x: f"np.cbrt({x})"
+
+
+def _cbrt(ctx, x):
+    """np.cbrt, or the vectorisable vm_cbrt where the CPU loop calls vector math (a context
+    with `vector_fn`: xforms/kernels/cpu/numba/scalar.py)."""
+    vec = getattr(ctx, "vector_fn", None)
+    name = vec(ctx.prim) if vec is not None else None
+    return f"{name}({x})" if name else f"np.cbrt({x})"
+
+
+scalar_rules[cbrt_p] = _cbrt
 
 
 # sqrt, exp, sin, atan2 and the other primitives that declare math names need no rule

@@ -12,7 +12,10 @@ ask for `-prefer-256-bit` off to see zmm registers, numba/numba#5757).
 How: while xforms compiles a kernel (`compiling()`: the kernel, its prange bodies and the
 runtime helpers first compiled for it), every function of each LLVM module Numba builds gets
 the attribute ``"prefer-vector-width"="512"``, which LLVM's X86 backend reads per function.
-A user's own ``@njit`` code is compiled as Numba would.  ``XFORMS_VECTOR_WIDTH`` chooses:
+A user's own ``@njit`` code is compiled as Numba would.  The direct LLVM path asks its
+target machine for the width instead (`tuning`), so that every function of its modules gets
+it: the attribute on the kernel alone left the threaded chunks (functions of their own,
+launched on OpenMP's team) at 256 bits on the Xeon VM (issue #37, session 32).  ``XFORMS_VECTOR_WIDTH`` chooses:
 ``auto`` (512 where AVX-512 is usable, else LLVM's choice), a width in bits, or ``native``
 (LLVM's choice everywhere).  The choice is part of the kernel cache key (xforms/kernels/build/codecache.py).
 
@@ -67,6 +70,26 @@ def _choose():
 #: the width compiled kernels ask for, in bits; None: LLVM's own choice
 WIDTH = _choose()
 _ATTRIBUTE = None if WIDTH is None else f'"prefer-vector-width"="{WIDTH}"'
+
+
+# X86 tuning flags that set a target machine's preferred width for every function it compiles
+_TUNING = {512: "-prefer-256-bit,-prefer-128-bit", 256: "+prefer-256-bit,-prefer-128-bit",
+           128: "+prefer-128-bit"}
+
+
+def tuning(features, width=WIDTH):
+    """`features` (a target machine's, "+avx2,+fma,...") with the X86 tuning flags that make
+    `width` the preferred vector width of every function the machine compiles -- the direct
+    LLVM path's engine (xforms/kernels/cpu/llvm/engine.py): its kernels' threaded chunks and
+    eager kernels are functions of their own, which a per-function attribute misses.
+    Unchanged for LLVM's own choice (`width` None) and off X86 (no "+sse2").
+
+        >>> tuning("+sse2,+avx512f", 512)
+        '+sse2,+avx512f,-prefer-256-bit,-prefer-128-bit'
+    """
+    if width not in _TUNING or "+sse2" not in features.split(","):
+        return features
+    return f"{features},{_TUNING[width]}"
 
 
 #: LLVM's cap on a loop's runtime alias checks while kernels compile (LLVM's own: 128)

@@ -100,6 +100,6 @@ rsqrt_p = define("rsqrt", complex_patch.rsqrt, accept=inexact, fresh=True,    # 
 rsqrt = bind1(rsqrt_p)
 defjvp(rsqrt_p, lambda t, ans, x: mul(t, mul(like(-0.5, ans), div(ans, x))))
 
-cbrt_p = define("cbrt", np.cbrt, accept=real_float, cost=14.0)
+cbrt_p = define("cbrt", np.cbrt, accept=real_float, cost=14.0, vec="vm_cbrt")
 cbrt = bind1(cbrt_p)
 defjvp(cbrt_p, lambda t, ans, x: mul(t, mul(like(1 / 3, ans), integer_pow(ans, -2))))

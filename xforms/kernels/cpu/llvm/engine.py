@@ -4,7 +4,8 @@
     fn(0.3)
 
 The module is optimised at -O3 for the host CPU (loop and SLP vectorisation on, loop
-unrolling off: `_optimise`) and
+unrolling off: `_optimise`; the vector width of the Numba path's kernels for every function,
+xforms/kernels/numba_fixes/vector_width.py `tuning`) and
 compiled by an MCJIT engine of its own (with its own target machine, which the engine
 owns), kept alive by the returned function (its `self`): the machine code is freed with
 it.  CPython's API functions are bound by their addresses in this process; libm functions
@@ -32,7 +33,7 @@ from llvmlite.binding import ffi as _ffi
 from xforms.version import __version__ as XFORMS_VERSION
 
 from ...build import object_cache
-from ...numba_fixes.vector_width import MEMORY_CHECKS, alias_checks
+from ...numba_fixes.vector_width import MEMORY_CHECKS, alias_checks, tuning
 
 _METH_FASTCALL = 0x0080
 _PYAPI = ("PyFloat_AsDouble", "PyFloat_FromDouble", "PyErr_Occurred", "PyErr_SetString",
@@ -103,7 +104,9 @@ def _target_machine():
                                               ctypes.c_void_p).value)
         exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError")
         llvm.add_symbol("xf_PyExc_TypeError", ctypes.addressof(exc))   # (Numba binds PyExc_TypeError to the object itself)
-        _host.append((llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
+        # (the kernels' vector width for every function: the threaded chunks' too)
+        _host.append((llvm.get_host_cpu_name(),
+                      tuning(llvm.get_host_cpu_features().flatten())))
     cpu, features = _host[0]
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=cpu, features=features, opt=3, codemodel="jitdefault", jit=True)

@@ -42,7 +42,6 @@ from ...loops.lower_loops import lower_loop
 from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
-from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
 from .ops import complexes, integers, reductions, special
 from .ops.arrays import copies, cumulative, indexing, sorting
@@ -65,13 +64,6 @@ def lower(plan):
         return Loops(plan).text()
     except Refused:
         return None
-
-
-def _width():
-    """The kernel's function attribute asking for the vector width the Numba path's kernels
-    get (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable,
-    although LLVM tunes some Intel cores for 256), or "" (LLVM's choice)."""
-    return f' "prefer-vector-width"="{WIDTH}"' if WIDTH else ""
 
 
 def _noalias(m, v):
@@ -142,6 +134,8 @@ class Loops(Expressions):
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
         self.pooled = []          # outputs from the executable's pool (`text`: `pooled_outputs`)
+        self.libm_variants = set()   # (libm function, type) called in a loop: vecmath.py
+        self.polynomials = False     # the current step's loop calls vector polynomials
 
     def text(self):
         plan = self.plan
@@ -168,10 +162,15 @@ class Loops(Expressions):
             self._step(st)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
-        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs){_width()} {{"
+        head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
         msg = b"wrong number of arguments\x00"
         pool = [team.HELPERS, *self.functions] if self.threaded else []
+        variants = []
+        if self.libm_variants:
+            from . import vecmath
+            variants = vecmath.libm_variants(self)
         return "\n".join([PYAPI, numpy_abi.helpers_ir(), *pool, *sorted(self.decls), *self.globals,
+                          *variants,
                           f'@msg = private constant [{len(msg)} x i8] c"'
                           + "".join(f"\\{b:02X}" for b in msg) + '"',
                           head, *self.lines, "}", ""])
@@ -328,7 +327,8 @@ class Loops(Expressions):
         # varies between calls (counts as large: `cpu/math_choice.vecmath_size`)
         vsize = vecmath_size(st.shape)
         self.vector_math = vsize >= VECMATH_MIN_ELEMENTS
-        if self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body):
+        self.polynomials = self.vector_math and any(eqn.prim in VECMATH for eqn, _ in st.body)
+        if self.polynomials:
             from . import vecmath    # (imports Numba's types: no loop without vector math does)
             vecmath.guarded(self, st, vsize, lambda: self._loop(st))
         else:
@@ -493,6 +493,15 @@ class Loops(Expressions):
             if line:
                 return line
         return super()._op(eqn, name, ty, args, r)
+
+    def _call(self, r, ty, fn, args):
+        """A call; a libm function's, in a loop that calls vector polynomials too, names
+        its vector variants (vecmath.py `tag_libm_call`), so that the loop vectorises."""
+        line = super()._call(r, ty, fn, args)
+        if not (self.vector_math and self.polynomials) or fn.startswith("llvm.") or len(args) != 1:
+            return line          # (a loop of libm calls alone ran 1.3-2x slower vectorised)
+        from . import vecmath
+        return vecmath.tag_libm_call(self, line, ty, fn, args)
 
     def math_call(self, name, ty, x):
         """`math.<name>(x)` inside a rule's spelling (logaddexp's exp and log1p): the vector

@@ -450,22 +450,21 @@ class ScalarModule:
         """np.cbrt as Numba lowers it (numba/np/npyfuncs.py `np_real_cbrt_impl`): NaN for a
         NaN, `-cbrt(-x)` below zero, else `cbrt(x)` -- its fastmath `np.power(x, 1.0 / 3.0)`,
         a float64 power (a float32 x widened, the result rounded back), which LLVM makes
-        libm's cbrt.
+        libm's cbrt.  Spelled with one call, `copysign(cbrt(|x|), x)`: libm's cbrt is odd
+        (the same bits), and a select of both calls ran both (issue #37).  Loops of 64+
+        elements call vm_cbrt instead (`loops.Loops._op`).
 
             >>> self._cbrt("%r", "float", "%x")     # cbrt(-8.0) = -2.0, cbrt(-0.0) = -0.0
         """
-        nan, neg, a, c, nc, root, inner = (self.fresh() for _ in range(7))
+        nan, a, c, inner = (self.fresh() for _ in range(4))
         self.emit(f"{nan} = fcmp uno {ty} {x}, {x}")
-        self.emit(f"{neg} = fcmp olt {ty} {x}, 0.0")
         wide = x
         if ty == "float":
             wide = self.fresh()
             self.emit(f"{wide} = fpext float {x} to double")
-        self.emit(f"{a} = fneg double {wide}")
-        self.emit(self._call(c, "double", "cbrt", [wide]))
-        self.emit(self._call(nc, "double", "cbrt", [a]))
-        self.emit(f"{root} = fneg double {nc}")
-        self.emit(f"{inner} = select i1 {neg}, double {root}, double {c}")
+        self._call_line(a, "double", "llvm.fabs", [wide])
+        self.emit(self._call(c, "double", "cbrt", [a]))
+        self._call_line(inner, "double", "llvm.copysign", [c, wide])
         out = inner
         if ty == "float":
             out = self.fresh()

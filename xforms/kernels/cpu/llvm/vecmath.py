@@ -310,3 +310,57 @@ def guarded(module, step, vsize, emit):
     emit()
     module.emit(f"br label %done{k}")
     module.label(f"done{k}")
+
+
+# ---- libm calls inside vector loops ----------------------------------------------------------
+# A libm call (erf, erfc, lgamma, asinh, ...: functions without a polynomial here) kept LLVM's
+# loop vectoriser off the whole loop, so the rest of its body -- the polynomials of exp and
+# log, the divisions, the selects -- ran one element at a time (erfcx at 10^6: 33 ms, JAX
+# 9-10; issue #37).  Each such call names vector variants (LLVM's vector-function ABI:
+# `_ZGV_LLVM_N8v_erfc(xf_erfc_v8)`) that call libm once per lane, so the loop vectorises
+# around the calls: the same calls and the same operations, so the same bits.
+_VARIANT_LANES = {"double": (2, 4, 8), "float": (4, 8, 16)}
+
+
+def tag_libm_call(module, line, ty, fn, args):
+    """`line` (`%r = call <ty> @fn(...)`) with the vector variants of libm function `fn`
+    named on it, noted in `module.libm_variants` for `libm_variants`; unchanged for an
+    intrinsic or a call of more than one argument.
+
+        tag_libm_call(m, "%r = call double @erfc(double %x)", "double", "erfc", ["%x"])
+        # '%r = call double @erfc(double %x) "vector-function-abi-variant"="_ZGV_LLVM_N2v_...'
+    """
+    if fn.startswith("llvm.") or len(args) != 1 or ty not in _VARIANT_LANES:
+        return line
+    module.libm_variants.add((fn, ty))
+    names = ",".join(f"_ZGV_LLVM_N{n}v_{fn}({_variant(fn, n)})" for n in _VARIANT_LANES[ty])
+    return f'{line} "vector-function-abi-variant"="{names}"'
+
+
+def _variant(fn, n):
+    return f"xf_{fn}_v{n}"
+
+
+def libm_variants(module):
+    """The definitions of the variants `tag_libm_call` named, kept by `llvm.compiler.used`
+    until the vectoriser has read them (unreferenced internal functions are dropped early)."""
+    lines, used = [], []
+    for fn, ty in sorted(module.libm_variants):
+        for n in _VARIANT_LANES[ty]:
+            # (through a stack row: a vector held in registers across the calls was
+            # spilled and reloaded around each of them)
+            vt = f"<{n} x {ty}>"
+            lines += [f"define internal {vt} @{_variant(fn, n)}({vt} %v) {{", "entry:",
+                      f"  %row = alloca [{n} x {ty}], align 64",
+                      f"  store {vt} %v, ptr %row"]
+            for i in range(n):
+                lines += [f"  %p{i} = getelementptr {ty}, ptr %row, i64 {i}",
+                          f"  %e{i} = load {ty}, ptr %p{i}",
+                          f"  %c{i} = call {ty} @{fn}({ty} %e{i})",
+                          f"  store {ty} %c{i}, ptr %p{i}"]
+            lines += [f"  %r = load {vt}, ptr %row", f"  ret {vt} %r", "}"]
+            used.append(f"ptr @{_variant(fn, n)}")
+    if used:
+        lines.append(f"@llvm.compiler.used = appending global [{len(used)} x ptr] "
+                     f"[{', '.join(used)}], section \"llvm.metadata\"")
+    return lines

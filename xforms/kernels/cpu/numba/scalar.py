@@ -44,7 +44,15 @@ class CpuCtx(ScalarCtx):
                 self.em.inline_used.add(name)
                 return name
             return self.em.global_name(name)
-        if (prim in VECMATH and self.size >= math_choice.VECMATH_MIN_ELEMENTS
+        name = self.vector_fn(prim)
+        return name if name else self.em.global_name(math_name(prim, "cpu"))
+
+    def vector_fn(self, prim):
+        """The vectorisable function this loop calls for `prim` (bound in the module), or
+        None where it calls libm (a small loop, no such function, the redo of a guarded
+        loop): np.cbrt's rule asks this, having no libm name to fall back on."""
+        dt = np.dtype(self.in_dtypes[0]) if self.in_dtypes else np.dtype(self.dtype)
+        if (dt.kind != "c" and prim in VECMATH and self.size >= math_choice.VECMATH_MIN_ELEMENTS
                 and not self.em.libm_only):
             name = VECMATH[prim]
             name = VECMATH_F32.get(name, name) if dt == np.float32 else name
@@ -53,12 +61,12 @@ class CpuCtx(ScalarCtx):
                 # that counts nans and is redone with libm when there are any (see
                 # xforms/kernels/cpu/numba/nest.py); libm in that redo or outside a guarded loop
                 if self.em.trig_guard is None:
-                    return self.em.global_name(math_name(prim, "cpu"))
+                    return None
                 name = TRIG_BOUNDED[name]
                 self.guard = True
             self.em.vecmath_used.add(name)
             return name
-        return self.em.global_name(math_name(prim, "cpu"))
+        return None
 
 
 def unsupported(eqn, why=""):

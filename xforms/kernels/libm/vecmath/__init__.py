@@ -108,6 +108,7 @@ to the overflow bound plus dense core ranges) and all x = fl(k*pi/2) <= 1e6:
     sinh       2.26               2.5             0.500 / 0.501
     cosh       1.34               1.5             0.500 / 0.501
     atan       0.76               1.0             0.500 / 0.501
+    cbrt       0.50               0.51            0.500 / 0.501
 
 Subnormal results are rounded once onto the subnormal grid: error <= 1
 subnormal ulp (SUBNORMAL_ERROR_BOUND_ULP; observed 0.73 for exp, 0.63 for
@@ -159,7 +160,7 @@ shifter rounding and the leaner tanh, at 256 bits: float64 tanh 1.50, exp 1.21.
 """
 import sys
 
-from . import base, explog, f32, trig
+from . import base, explog, f32, roots, trig
 from ..names import (PUBLIC_FUNCTIONS, TRIG_BOUNDED, VECMATH, VECMATH_BOUNDED,  # noqa: F401
                      VECMATH_F32, VECMATH_TRIG_EXACT)
 from .f32 import ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32
@@ -179,6 +180,7 @@ __all__ = [
     "measured_error_bounds",
     "rebuild_with",
     "vm_atan",
+    "vm_cbrt",
     "vm_cos",
     "vm_cos_bounded",
     "vm_cosh",
@@ -226,6 +228,7 @@ ERROR_BOUNDS_ULP = {
     ("sinh", "float64"): 2.5,
     ("cosh", "float64"): 1.5,
     ("atan", "float64"): 1.0,
+    ("cbrt", "float64"): 0.51,
 }
 ERROR_BOUNDS_ULP.update({(name, "float32"): 0.501 for (name, _) in list(ERROR_BOUNDS_ULP)})
 
@@ -256,7 +259,7 @@ def rebuild_with(decorator):
     return jit.rebuild_with(decorator, _MODULES)
 
 
-_MODULES = (base, trig, f32, explog, sys.modules[__name__])
+_MODULES = (base, trig, f32, explog, roots, sys.modules[__name__])
 
 
 def __getattr__(name):
