@@ -137,15 +137,15 @@ def test_the_calls_are_the_numba_kernels():
         nest = f"@xf_small_mm_double_{layout}"       # BLAS's AVX2 kernels only, nest_ir.rule)
         takes = small_mm.available() and (layout[1] == "n" or not small_mm.blas_wide())
         assert (nest in ir(64, 64, 128, layout)) == takes
-    if small_mm.available() and small_mm.blas_wide():     # A past WIDE_AREA: BLAS (AVX-512)
-        assert "@xf_blas_dgemm" in ir(128, 128, 128) and "xf_small_mm" not in ir(128, 128, 128)
-        assert "@xf_small_mm_float_nn" in ir(128, 128, 128, "nn", np.float32)
+    if small_mm.available() and small_mm.blas_wide():     # past WIDE_WORK: BLAS (AVX-512)
+        assert "@xf_blas_dgemm" in ir(128, 128, 512) and "xf_small_mm" not in ir(128, 128, 512)
+        assert "@xf_small_mm_float_nn" in ir(128, 128, 512, "nn", np.float32)
     # BLAS where small_mm.rule measured it faster: an outer product (k = 1)
     assert "@xf_blas_dgemm" in ir(784, 1, 512, "tn") and "xf_small_mm" not in ir(784, 1, 512, "tn")
     assert ("xf_small_mm" in ir(63, 64, 128, "nt")) == (          # (B^T too, beside AVX2 BLAS)
         small_mm.available() and not small_mm.blas_wide())
     # above PARALLEL_MIN_WORK the nest's rows are split over OpenMP's team (Numba's kernel
-    # splits them over its pool: the same bits; A of 32 x 256: within the rule's WIDE_AREA)
+    # splits them over its pool: the same bits; 2^22 multiply-adds: within WIDE_WORK)
     if small_mm.available():
         assert "@xf_parallel(ptr @mmparts" in ir(32, 256, 512, "tn")
 

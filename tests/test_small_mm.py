@@ -179,15 +179,15 @@ def test_the_three_callers_follow_the_rule():
 
 
 def test_rule_beside_avx512_blas():
-    """Beside OpenBLAS's AVX-512 kernels (`wide`) the nest takes a product only while A has
-    at most WIDE_AREA elements (2^16 float32, 2^13 float64) and B is not transposed
-    (measured: nest_ir.rule); beside AVX2 kernels the same sizes all take it."""
+    """Beside OpenBLAS's AVX-512 kernels (`wide`) the nest takes a product only up to
+    WIDE_WORK multiply-adds (2^25 float32, 2^22 float64) and B untransposed (measured:
+    nest_ir.rule); beside AVX2 kernels the same sizes all take it."""
     r = small_mm.rule
     for args in ((32, 512, 784, 4), (128, 512, 512, 4), (512, 512, 128, 4), (8, 512, 128, 8),
-                 (64, 512, 128, 8), (784, 512, 4, 8)):
+                 (64, 256, 256, 8), (128, 128, 128, 8), (784, 512, 4, 8)):
         assert r(*args, wide=True) and r(*args)
     for args in ((129, 512, 512, 4), (256, 512, 784, 4), (1024, 512, 512, 4),
-                 (512, 512, 1024, 4), (65, 512, 128, 8), (32, 512, 512, 8)):
+                 (512, 512, 1024, 4), (65, 256, 256, 8), (32, 512, 512, 8), (128, 512, 128, 8)):
         assert not r(*args, wide=True) and r(*args)
     for m in (1, 8, 32):
         assert not r(m, 512, 128, 4, tb=True, wide=True) and r(m, 512, 128, 4, tb=True)

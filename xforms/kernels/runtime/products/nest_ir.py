@@ -20,8 +20,8 @@ import llvmlite.ir as ir
 MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
 MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
 MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
-# A's elements m * k at most, beside OpenBLAS's AVX-512 kernels (`rule`'s `wide`)
-WIDE_AREA_F32, WIDE_AREA_F64 = 1 << 16, 1 << 13
+# m * n * k at most, beside OpenBLAS's AVX-512 kernels (`rule`'s `wide`)
+WIDE_WORK_F32, WIDE_WORK_F64 = 1 << 25, 1 << 22
 AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")   # OpenBLAS's core names
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 # OpenBLAS splits a gemm over its threads above this m * n * k (interface/gemm.c: 65536 x
@@ -74,15 +74,17 @@ def rule(m, n, k, itemsize, tb=False, wide=False):
 
     Against AVX-512 kernels (OpenBLAS's own choice on an AVX-512 CPU: the Xeon VM of
     session 31 on), measured on one thread, CPU ms (#37 log of session 32): the nest reads
-    all of A again for each slab of 2 vectors of C's columns, where OpenBLAS packs A once,
-    so it wins only while A is small: float32 32x784 @ 784x512 0.27 against 0.36, 64x512
-    @ 512x512 0.27 / 0.33, 128x128 @ 128x512 0.11 / 0.14-0.19, even at 128x512, 512x32
-    and 512x128 (A^T); lost at 256x784 @ 784x512 2.5 / 1.5, 1024x512 @ 512x512 5.2 /
-    3.7, (1024x512)^T @ 1024x512 8.1 / 4.1; float64 (twice the slabs) lost from 32x512 @
-    512x512 on (0.52-0.77 / 0.37), won at 32x128 @ 128x512 (0.07-0.10 / 0.10-0.11), even at
-    128x128 @ 128x128 and lost at 256x128 @ 128x512 (0.65-0.71 / 0.54).  A packed B^T
-    lost at every size measured (32x512 @ (512x512)^T 0.60 / 0.22, 1024x512 4.3 / 3.6).
-    So A's elements m * k at most WIDE_AREA[itemsize], and B untransposed.
+    all of A again for each slab of 2 vectors of C's columns (n / 32 times in float32, n / 16
+    in float64), where OpenBLAS packs A once, so it wins only on little work: float32 32x784
+    @ 784x512 0.27 against 0.36, 64x512 @ 512x512 0.27 / 0.33, 128x128 @ 128x512 0.11 /
+    0.14-0.19, even at 128x512 @ 512x512, (32x512)^T and (128x512)^T @ ...x512; lost at
+    256x784 @ 784x512 2.5 / 1.5, 1024x512 @ 512x512 5.2 / 3.7, (1024x512)^T @ 1024x512
+    8.1 / 4.1.  float64: won at 128x128 @ 128x128 0.06 / 0.07-0.10, 96x128 @ 128x256 and
+    64x256 @ 256x256 (0.14 / 0.15), 32x128 @ 128x512; lost from 8.4e6 multiply-adds on (32x512
+    @ 512x512 0.52-0.77 / 0.37, 128x128 @ 128x512 0.28-0.44 / 0.26).  A packed B^T lost at
+    every size measured (float32 32x512 @ (512x512)^T 0.60 / 0.22, 1024x512 4.3 / 3.6).  So
+    m * n * k at most WIDE_WORK[itemsize] (2^25 float32, 2^22 float64: A's re-reads 4 and
+    2 MB), and B untransposed.
 
         >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True), rule(784, 512, 1, 8)
         (True, True, False)
@@ -93,8 +95,8 @@ def rule(m, n, k, itemsize, tb=False, wide=False):
     if not (MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0):
         return False
     if wide:
-        area = WIDE_AREA_F32 if itemsize == 4 else WIDE_AREA_F64
-        return not tb and m * k <= area
+        work = WIDE_WORK_F32 if itemsize == 4 else WIDE_WORK_F64
+        return not tb and m * n * k <= work
     return True
 
 

@@ -24,8 +24,10 @@ thread count in force (blas_threads.py: it follows the machine's load, one insid
 blas_serial's regions) and Numba allow.
 
 Used where measured to win (benchmarks/README.md, #37 log of session 21: one thread of the
-nest beat OpenBLAS on one and on two threads at every shape of the transformer block, up
-to 1024 x 256 x 1024 and 1024 x 1024 x 256): an AVX-512 host (Numba compiling for it),
+nest beat OpenBLAS's AVX2 kernels on one and on two threads at every shape of the
+transformer block, up to 1024 x 256 x 1024 and 1024 x 1024 x 256; beside its AVX-512
+kernels, session 32, only products of little work, B untransposed: nest_ir.rule's `wide`, which
+OpenBLAS's core decides, `blas_wide`): an AVX-512 host (Numba compiling for it),
 float32 or float64, C-contiguous stored operands (either transposed) and the sizes `rule`
 takes -- the one statement of it, which the Numba kernels' run-time test (`eligible`),
 attention's strided views (`views`) and the direct LLVM path (xforms/kernels/cpu/llvm/
