@@ -133,16 +133,21 @@ def test_the_calls_are_the_numba_kernels():
     assert gemv in ir(9, 64, 1) and gemv in ir(1, 64, 9)
     assert "@xf_blas_sgemm" in ir(7, 100, 33, "tn", np.float32)
     assert "@xf_blas_dgemm" in ir(16, 1100, 64)                 # k past the nest's depth
-    for layout in LAYOUTS:                                       # the nest takes every layout
-        nest = f"@xf_small_mm_double_{layout}"
-        assert (nest in ir(64, 64, 128, layout)) == small_mm.available()
+    for layout in LAYOUTS:          # the nest takes every layout (a transposed B: beside
+        nest = f"@xf_small_mm_double_{layout}"       # BLAS's AVX2 kernels only, nest_ir.rule)
+        takes = small_mm.available() and (layout[1] == "n" or not small_mm.blas_wide())
+        assert (nest in ir(64, 64, 128, layout)) == takes
+    if small_mm.available() and small_mm.blas_wide():     # past WIDE_WORK: BLAS (AVX-512)
+        assert "@xf_blas_dgemm" in ir(128, 128, 512) and "xf_small_mm" not in ir(128, 128, 512)
+        assert "@xf_small_mm_float_nn" in ir(128, 128, 512, "nn", np.float32)
     # BLAS where small_mm.rule measured it faster: an outer product (k = 1)
     assert "@xf_blas_dgemm" in ir(784, 1, 512, "tn") and "xf_small_mm" not in ir(784, 1, 512, "tn")
-    assert ("xf_small_mm" in ir(63, 64, 128, "nt")) == small_mm.available()   # (B^T too)
+    assert ("xf_small_mm" in ir(63, 64, 128, "nt")) == (          # (B^T too, beside AVX2 BLAS)
+        small_mm.available() and not small_mm.blas_wide())
     # above PARALLEL_MIN_WORK the nest's rows are split over OpenMP's team (Numba's kernel
-    # splits them over its pool: the same bits)
+    # splits them over its pool: the same bits; 2^22 multiply-adds: within WIDE_WORK)
     if small_mm.available():
-        assert "@xf_parallel(ptr @mmparts" in ir(64, 256, 512, "tn")
+        assert "@xf_parallel(ptr @mmparts" in ir(32, 256, 512, "tn")
 
 
 @pytest.mark.parametrize("f, args", [

@@ -4,6 +4,7 @@ against an exact reference), every layout (transposed A read in place, transpose
 packed), the rule's boundaries, the split over threads (results independent of it), the
 path actually taken where it applies, BLAS kept where it does not."""
 import ctypes
+import os
 from fractions import Fraction
 
 import numba
@@ -16,7 +17,7 @@ import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
 from xforms.kernels.runtime import cpu_runtime
-from xforms.kernels.runtime.products import blas_pointers, small_mm
+from xforms.kernels.runtime.products import blas_pointers, nest_ir, small_mm
 
 needs_avx512 = pytest.mark.skipif(not small_mm.available(),
                                   reason="the loop nest is used on AVX-512 hosts only")
@@ -45,14 +46,27 @@ def _tt(a, b, o):
 _MM = {"nn": _nn, "tn": _tn, "nt": _nt, "tt": _tt}
 
 
-def _product(layout, A, B):
-    """op(a) @ op(b) through mm_<layout>, the stored operands transposed copies where the
-    layout says so; -> (result, a, b)."""
+def _product(layout, A, B, mm=_MM):
+    """op(a) @ op(b) through mm_<layout> (of `mm`), the stored operands transposed copies
+    where the layout says so."""
     a = np.ascontiguousarray(A.T) if layout[0] == "t" else A
     b = np.ascontiguousarray(B.T) if layout[1] == "t" else B
     o = np.full((A.shape[0], B.shape[1]), np.nan, A.dtype)
-    _MM[layout](a, b, o)
+    mm[layout](a, b, o)
     return o
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    """mm_<layout> functions compiled with the rule as beside AVX2 BLAS kernels (`wide`
+    False: every layout, A of any size), so that the nest itself is what a test checks
+    on any host; `_MM`'s, compiled with this host's rule, are left as they are."""
+    monkeypatch.setattr(nest_ir, "blas_wide", lambda: False)
+    out = {}
+    for layout in _MM:
+        mm = getattr(cpu_runtime, f"mm_{layout}")
+        out[layout] = numba.njit(lambda a, b, o, mm=mm: mm(a, b, o))
+    return out
 
 
 def _round(x, dtype):
@@ -99,7 +113,7 @@ def test_values_match_numpy(m, k, n, dtype, layout):
 @needs_avx512
 @pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_each_element_summed_in_order(dtype, layout):
+def test_each_element_summed_in_order(dtype, layout, narrow):
     """Bit for bit the in-order sum with one rounding per term (BLAS blocks and reorders
     k; the nest does not), over tiles of 8, 4 and 1 rows and both column slabs."""
     rng = np.random.default_rng(5)
@@ -107,7 +121,7 @@ def test_each_element_summed_in_order(dtype, layout):
     m, k, n = 13, 21, 3 * w
     A = rng.standard_normal((m, k)).astype(dtype)
     B = rng.standard_normal((k, n)).astype(dtype)
-    np.testing.assert_array_equal(_product(layout, A, B), _in_order(A, B))
+    np.testing.assert_array_equal(_product(layout, A, B, narrow), _in_order(A, B))
 
 
 @needs_avx512
@@ -159,9 +173,41 @@ def test_the_three_callers_follow_the_rule():
         like = np.empty((1, 1), dtype)
         for m, n, k, tb in ((m, n, k, tb) for m in sizes for n in (24, 32, 512)
                             for k in sizes for tb in (False, True)):
-            want = small_mm.rule(m, n, k, like.itemsize, tb)
+            want = small_mm.rule(m, n, k, like.itemsize, tb, nest_ir.blas_wide())
             assert _ELIGIBLE[tb](m, n, k, like) == want, (m, n, k, tb, dtype)
             assert products._small(m, n, k, ty, tb) == (want and small_mm.available())
+
+
+def test_rule_beside_avx512_blas():
+    """Beside OpenBLAS's AVX-512 kernels (`wide`) the nest takes a product only up to
+    WIDE_WORK multiply-adds (2^25 float32, 2^22 float64) and B untransposed (measured:
+    nest_ir.rule); beside AVX2 kernels the same sizes all take it."""
+    r = small_mm.rule
+    for args in ((32, 512, 784, 4), (128, 512, 512, 4), (512, 512, 128, 4), (8, 512, 128, 8),
+                 (64, 256, 256, 8), (128, 128, 128, 8), (784, 512, 4, 8)):
+        assert r(*args, wide=True) and r(*args)
+    for args in ((129, 512, 512, 4), (256, 512, 784, 4), (1024, 512, 512, 4),
+                 (512, 512, 1024, 4), (65, 256, 256, 8), (32, 512, 512, 8), (128, 512, 128, 8)):
+        assert not r(*args, wide=True) and r(*args)
+    for m in (1, 8, 32):
+        assert not r(m, 512, 128, 4, tb=True, wide=True) and r(m, 512, 128, 4, tb=True)
+    assert not r(8, 24, 16, 4, wide=True) and not r(784, 512, 1, 4, wide=True)
+
+
+def test_blas_wide_follows_openblas_core():
+    """`blas_wide` asks SciPy's OpenBLAS which core it runs: OPENBLAS_CORETYPE=Haswell (AVX2
+    kernels) is not wide, whatever the CPU (a fresh process: the name is read once)."""
+    import subprocess
+    import sys
+    if blas_pointers.corename() is None:
+        pytest.skip("no OpenBLAS that names its core")
+    code = ("from xforms.kernels.runtime.products import blas_pointers, nest_ir; "
+            "print(blas_pointers.corename(), nest_ir.blas_wide())")
+    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split()
+    assert out == ["haswell", "False"]
+    assert nest_ir.blas_wide() == (blas_pointers.corename() in nest_ir.AVX512_CORES)
 
 
 @needs_avx512
@@ -200,7 +246,7 @@ def test_rows_per_part_whole_tiles():
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one Numba thread")
 @pytest.mark.parametrize("layout", ["nn", "tn", "nt"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_split_over_threads_same_bits(blas_threads, layout, dtype):
+def test_split_over_threads_same_bits(blas_threads, layout, dtype, narrow):
     """Above PARALLEL_MIN_WORK the rows are cut into one part per thread (as many as BLAS
     is allowed): the same bits as one part, rows not a multiple of the parts' tiles."""
     rng = np.random.default_rng(9)
@@ -210,18 +256,18 @@ def test_split_over_threads_same_bits(blas_threads, layout, dtype):
     B = rng.standard_normal((k, n)).astype(dtype)
     blas_threads(1)
     assert small_mm.parts_for(m, n, k) == 1
-    one = _product(layout, A, B)
+    one = _product(layout, A, B, narrow)
     blas_threads(2)
     assert small_mm.parts_for(m, n, k) == 2 and small_mm.parts_for(64, 64, 64) == 1
-    np.testing.assert_array_equal(_product(layout, A, B), one)
+    np.testing.assert_array_equal(_product(layout, A, B, narrow), one)
     np.testing.assert_allclose(one, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_batched_transposed_products_compiled(dtype):
     """Attention's products (q k^T: B transposed; its gradient's s^T q: A transposed),
-    batched, through jit: each summed in order (on an AVX-512 host), NumPy's values
-    elsewhere."""
+    batched, through jit: each summed in order (on an AVX-512 host, beside BLAS's AVX2
+    kernels: with AVX-512 ones BLAS takes a transposed B), NumPy's values elsewhere."""
     rng = np.random.default_rng(4)
     q, kk = (rng.standard_normal((2, 32, 16)).astype(dtype) for _ in range(2))
 
@@ -229,7 +275,7 @@ def test_batched_transposed_products_compiled(dtype):
         s = xnp.einsum("bqd,bkd->bqk", q, k)
         return xnp.einsum("bqk,bqd->bkd", s, q)
     got = np.asarray(xf.jit(f, tiered=False)(q, kk))
-    if small_mm.available():
+    if small_mm.available() and not nest_ir.blas_wide():
         s = np.stack([_in_order(q[b], kk[b].T) for b in range(2)])
         np.testing.assert_array_equal(got, np.stack([_in_order(s[b].T, q[b]) for b in range(2)]))
     s = np.einsum("bqd,bkd->bqk", q.astype(np.float64), kk)
@@ -242,7 +288,8 @@ def test_batched_transposed_products_compiled(dtype):
 def test_attention_head_views(dtype):
     """Attention's heads as strided views of (batch, seq, heads, dim) (linalg.la_mm_views:
     rows `heads * dim` apart) through jit: each summed in order by the nest on an AVX-512
-    host (BLAS's blocking before), NumPy's values elsewhere."""
+    host beside BLAS's AVX2 kernels (BLAS's blocking before; with AVX-512 kernels BLAS
+    takes q k^T, B transposed), NumPy's values elsewhere."""
     rng = np.random.default_rng(6)
     q, kk, v = (rng.standard_normal((1, 32, 2, 16)).astype(dtype) for _ in range(3))
 
@@ -250,7 +297,7 @@ def test_attention_head_views(dtype):
         s = xnp.einsum("bqhd,bkhd->bhqk", q, k)
         return xnp.einsum("bhqk,bkhd->bqhd", s, v)
     got = np.asarray(xf.jit(f, tiered=False)(q, kk, v))
-    if small_mm.available():
+    if small_mm.available() and not nest_ir.blas_wide():
         for h in range(2):
             s = _in_order(q[0, :, h], kk[0, :, h].T)
             np.testing.assert_array_equal(got[0, :, h], _in_order(s, v[0, :, h]))

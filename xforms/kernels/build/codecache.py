@@ -49,7 +49,7 @@ from xforms.version import __version__ as XFORMS_VERSION
 from xforms.primitives import complex_arith
 
 from ..numba_fixes import extensions, patches as numba_patches, vector_width
-from ..runtime.products import gemv_lib
+from ..runtime.products import gemv_lib, nest_ir
 from ..user_prims import NO_DISK_CACHE
 from . import cache_rules, cache_size
 from .cache_rules import CacheWarning, cache_enabled, untrusted_dir  # noqa: F401 (API)
@@ -96,7 +96,9 @@ VERSION_KEY = (f"xforms {XFORMS_VERSION}; numba {numba.__version__}; numpy "
                f"vector width {vector_width.WIDTH}; "
                # the gemv a kernel calls is chosen when Numba compiles it, not written in
                # its source (runtime/products/gemv_lib.py): another choice, another kernel
-               f"gemv {gemv_lib.choice('double') or 'scipy'}"
+               f"gemv {gemv_lib.choice('double') or 'scipy'}; "
+               # (so is whether small_mm's nest or BLAS takes a product: its rule's `wide`)
+               f"blas avx512 {nest_ir.blas_wide()}"
                # (a kernel compiled for `perf` links helpers compiled so: kept apart)
                + ("; profiling" if numba.config.ENABLE_PROFILING else ""))
 

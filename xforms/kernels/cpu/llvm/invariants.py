@@ -49,14 +49,14 @@ class Transposed:
 def _taken(st, y):
     """The `Transposed` copy product step `st` (whose B is const `y` of the body) reads,
     or None: a product of one matrix (m, n > 1) reading B transposed, which small_mm's nest
-    takes (`products.nest_takes`)."""
+    takes on the copy (`products.nest_takes`)."""
     dt = np.dtype(y.aval.dtype)
     ty = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}.get(dt)
     try:
         spec = products.accepts(st.eqn, ty)
     except Refused:
         return None
-    if spec.yl != "t" or not products.nest_takes(spec):
+    if spec.yl != "t" or not products.nest_takes(spec, copied=True):
         return None
     return Transposed(y, spec.k, spec.n)
 

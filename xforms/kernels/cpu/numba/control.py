@@ -114,14 +114,16 @@ def _same_size(a, b):
 
 
 def _packs_b(st, body):
-    """Whether body Op step `st` (its B a const of the body) is a product `mm_nt` computes
-    by small_mm's nest, which packs the transposed B on every call: one float matrix (m,
-    n > 1) of operands stored as matrices, B transposed, not added into an addend nor
-    written into a concatenate's slot (ops.py `_dot_general`'s plain call), and sizes the
-    nest's rule takes.  Where a size is a shape symbol the kernel decides at run time: the
-    rule does not depend on B's layout, so `mm_nn` on the copy takes the nest exactly where
-    `mm_nt` would, with the same sums (where it does not, BLAS reads the copy: rounding
-    may differ, one transpose a call spent)."""
+    """Whether body Op step `st` (its B a const of the body) is a product whose B, copied
+    transposed once before the loop, small_mm's nest takes with `mm_nn` (where `mm_nt`
+    packs the transposed B on every call, or BLAS does: beside OpenBLAS's AVX-512 kernels
+    the nest takes no transposed B, nest_ir.rule): one float matrix (m, n > 1) of operands
+    stored as matrices, B transposed, not added into an addend nor written into a
+    concatenate's slot (ops.py `_dot_general`'s plain call), and sizes the nest's rule
+    takes for B untransposed (the direct path's choice: llvm/invariants.py).  Where a size
+    is a shape symbol the kernel decides at run time, `mm_nn` on the copy as the same
+    rule says (where it does not, BLAS reads the copy: rounding may differ, one transpose
+    a call spent)."""
     eqn = st.eqn
     x, y = eqn.invars
     out = eqn.outvars[0]
@@ -136,7 +138,9 @@ def _packs_b(st, body):
         return False
     sizes = (M, N, K)
     if all(isinstance(d, (int, np.integer)) for d in sizes):
-        return nest_ir.rule(*(int(d) for d in sizes), dts.pop().itemsize, tb=True)
+        # (the nest on the copy: B untransposed, as the product then reads it)
+        return nest_ir.rule(*(int(d) for d in sizes), dts.pop().itemsize,
+                            wide=nest_ir.blas_wide())
     return True
 
 

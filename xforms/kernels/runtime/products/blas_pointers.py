@@ -13,7 +13,8 @@ bit for bit the same.  Where loading it alone fails (an unusual SciPy layout), t
 import is the fallback: slower, never a different result.
 
 OpenBLAS's own thread count functions are bound here too (`bind_thread_symbols`), for
-blas_serial and the direct path's threaded products, found without importing SciPy.
+blas_serial and the direct path's threaded products, found without importing SciPy; and
+the name of the core whose kernels it runs is read (`corename`: nest_ir's rule depends on it).
 
     >>> address("dgemm") == address("dgemm") != 0
     True
@@ -130,6 +131,40 @@ def _openblas():
             put = getattr(lib, f"{pre}_set_num_threads", None)
             if get is not None and put is not None:
                 return get, put
+    return None
+
+
+_CORENAMES = ("scipy_openblas_get_corename", "scipy_openblas_get_corename64_",
+              "openblas_get_corename", "openblas_get_corename64_")
+_corename = []
+
+
+def corename():
+    """The core whose kernels SciPy's OpenBLAS runs, lowercase ("skylakex", "haswell": its
+    own choice for this CPU, or OPENBLAS_CORETYPE's), or None without an OpenBLAS that
+    says.  Read once a process (loading the library where nothing has yet: ~6 ms).
+
+        >>> corename()          # an AVX-512 Xeon; "haswell" under OPENBLAS_CORETYPE=Haswell
+        'skylakex'
+    """
+    with _lock:
+        if not _corename:
+            _corename.append(_read_corename())
+    return _corename[0]
+
+
+def _read_corename():
+    for path in bundled_openblas("scipy"):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in _CORENAMES:
+            f = getattr(lib, sym, None)
+            if f is not None:
+                f.argtypes, f.restype = [], ctypes.c_char_p
+                name = f()
+                return name.decode("ascii", "replace").strip().lower() if name else None
     return None
 
 

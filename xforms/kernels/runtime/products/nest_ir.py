@@ -20,6 +20,9 @@ import llvmlite.ir as ir
 MAX_WORK = 1 << 28      # m * n * k: the largest measured (1024 x 256 x 1024 and 1024 x 1024 x 256)
 MAX_DEPTH = 1024        # k: B's slab of 2 vectors x k rows stays in the second-level cache
 MIN_DEPTH = 4           # k below it: C's writes are the work (`rule`)
+# m * n * k at most, beside OpenBLAS's AVX-512 kernels (`rule`'s `wide`)
+WIDE_WORK_F32, WIDE_WORK_F64 = 1 << 25, 1 << 22
+AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")   # OpenBLAS's core names
 PARALLEL_MIN_WORK = 1 << 22       # m * n * k below which one thread takes the product
 # OpenBLAS splits a gemm over its threads above this m * n * k (interface/gemm.c: 65536 x
 # GEMM_MULTITHREAD_THRESHOLD 4); the CPU kernels run one between it and PARALLEL_MIN_WORK on
@@ -53,23 +56,56 @@ def width(itemsize):
     return _VECTOR_BYTES // itemsize
 
 
-def rule(m, n, k, itemsize, tb=False):
+def rule(m, n, k, itemsize, tb=False, wide=False):
     """Whether C (m x n) = A (m x k) @ B (k x n) of `itemsize`-byte floats takes the nest
     (B stored transposed where `tb`) rather than BLAS; plain Python, also compiled
-    (small_mm.takes) for the Numba kernels.  Measured against OpenBLAS on one thread (#37 log of
-    session 22): k < MIN_DEPTH is a product whose work is writing C (an outer product at
-    k = 1: an MLP's weight gradient at batch 1), which the nest writes a column slab at a
-    time, rows a whole row of C apart, while OpenBLAS's small-matrix kernel streams it
-    (1.4-5x the time at k = 1, 2; even at k = 4).  `tb` is taken for the callers and asks
-    for nothing: a limit on rows for a packed B^T (BLAS below 8 vector widths of rows, 1.2-1.8x
-    faster alone) made the programs slower end to end (quiet, load ~1, Numba path, ms a
-    call: MLP grad batch 32 f32 0.68 -> 1.18, f64 1.65 -> 1.99, LSTM grad 22.2 -> 24.9).
+    (small_mm.takes) for the Numba kernels.  `wide`: the BLAS beside it runs AVX-512
+    kernels (`blas_wide`), and the nest takes far fewer products (below).
+
+    Against AVX2 kernels (`OPENBLAS_CORETYPE=Haswell`, the VM of sessions 20-30), measured on
+    one thread (#37 log of session 22): k < MIN_DEPTH is a product whose work is writing C
+    (an outer product at k = 1: an MLP's weight gradient at batch 1), which the nest writes
+    a column slab at a time, rows a whole row of C apart, while OpenBLAS's small-matrix
+    kernel streams it (1.4-5x the time at k = 1, 2; even at k = 4).  `tb` is taken for the
+    callers and asks for nothing: a limit on rows for a packed B^T (BLAS below 8 vector
+    widths of rows, 1.2-1.8x faster alone) made the programs slower end to end (quiet,
+    load ~1, Numba path, ms a call: MLP grad batch 32 f32 0.68 -> 1.18, f64 1.65 -> 1.99,
+    LSTM grad 22.2 -> 24.9).
+
+    Against AVX-512 kernels (OpenBLAS's own choice on an AVX-512 CPU: the Xeon VM of
+    session 31 on), measured on one thread, CPU ms (#37 log of session 32): the nest reads
+    all of A again for each slab of 2 vectors of C's columns (n / 32 times in float32, n / 16
+    in float64), where OpenBLAS packs A once, so it wins only on little work: float32 32x784
+    @ 784x512 0.27 against 0.36, 64x512 @ 512x512 0.27 / 0.33, 128x128 @ 128x512 0.11 /
+    0.14-0.19, even at 128x512 @ 512x512, (32x512)^T and (128x512)^T @ ...x512; lost at
+    256x784 @ 784x512 2.5 / 1.5, 1024x512 @ 512x512 5.2 / 3.7, (1024x512)^T @ 1024x512
+    8.1 / 4.1.  float64: won at 128x128 @ 128x128 0.06 / 0.07-0.10, 96x128 @ 128x256 and
+    64x256 @ 256x256 (0.14 / 0.15), 32x128 @ 128x512; lost from 8.4e6 multiply-adds on (32x512
+    @ 512x512 0.52-0.77 / 0.37, 128x128 @ 128x512 0.28-0.44 / 0.26).  A packed B^T lost at
+    every size measured (float32 32x512 @ (512x512)^T 0.60 / 0.22, 1024x512 4.3 / 3.6).  So
+    m * n * k at most WIDE_WORK[itemsize] (2^25 float32, 2^22 float64: A's re-reads 4 and
+    2 MB), and B untransposed.
 
         >>> rule(256, 512, 784, 4), rule(1, 512, 512, 8, tb=True), rule(784, 512, 1, 8)
         (True, True, False)
+        >>> rule(32, 512, 784, 4, wide=True), rule(256, 512, 784, 4, wide=True)
+        (True, False)
     """
     w = _VECTOR_BYTES // itemsize
-    return MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0
+    if not (MIN_DEPTH <= k <= MAX_DEPTH and m * n * k <= MAX_WORK and n % w == 0):
+        return False
+    if wide:
+        work = WIDE_WORK_F32 if itemsize == 4 else WIDE_WORK_F64
+        return not tb and m * n * k <= work
+    return True
+
+
+def blas_wide():
+    """Whether the OpenBLAS the products call (SciPy's) runs AVX-512 kernels (its core, as
+    it chose it for this CPU or as OPENBLAS_CORETYPE named it: blas_pointers.corename):
+    `rule`'s `wide`, for every caller."""
+    from .blas_pointers import corename
+    return corename() in AVX512_CORES
 
 
 def _signature(ft):

@@ -24,8 +24,10 @@ thread count in force (blas_threads.py: it follows the machine's load, one insid
 blas_serial's regions) and Numba allow.
 
 Used where measured to win (benchmarks/README.md, #37 log of session 21: one thread of the
-nest beat OpenBLAS on one and on two threads at every shape of the transformer block, up
-to 1024 x 256 x 1024 and 1024 x 1024 x 256): an AVX-512 host (Numba compiling for it),
+nest beat OpenBLAS's AVX2 kernels on one and on two threads at every shape of the
+transformer block, up to 1024 x 256 x 1024 and 1024 x 1024 x 256; beside its AVX-512
+kernels, session 32, only products of little work, B untransposed: nest_ir.rule's `wide`, which
+OpenBLAS's core decides, `blas_wide`): an AVX-512 host (Numba compiling for it),
 float32 or float64, C-contiguous stored operands (either transposed) and the sizes `rule`
 takes -- the one statement of it, which the Numba kernels' run-time test (`eligible`),
 attention's strided views (`views`) and the direct LLVM path (xforms/kernels/cpu/llvm/
@@ -51,7 +53,7 @@ from ..helper_cache import CACHE
 from . import nest_ir
 from .blas_serial import current_threads
 from .nest_ir import (MAX_DEPTH, MAX_WORK, MIN_DEPTH, PARALLEL_MIN_WORK,  # noqa: F401
-                      host_available, rule)
+                      blas_wide, host_available, rule)
 
 _I64 = ir.IntType(64)
 
@@ -86,11 +88,13 @@ takes = numba.njit(cache=CACHE, nogil=True)(_here(rule, "takes"))
 
 def eligible(context, builder, dtype, m, n, k, tb=False):
     """i1: whether (m, n, k), LLVM i64 values, take the loop nest: `rule`, called by its
-    compiled symbol (`takes`)."""
-    i64 = types.int64
-    _, emit = symbol_call(takes, (i64, i64, i64, i64, types.boolean))
+    compiled symbol (`takes`), beside the BLAS of this process (`blas_wide`, a constant of
+    the kernel: codecache.VERSION_KEY keys kernels by it)."""
+    i64, i1 = types.int64, ir.IntType(1)
+    _, emit = symbol_call(takes, (i64, i64, i64, i64, types.boolean, types.boolean))
     size = ir.Constant(_I64, 4 if dtype == types.float32 else 8)
-    return emit(context, builder, [m, n, k, size, ir.Constant(ir.IntType(1), int(tb))])
+    return emit(context, builder, [m, n, k, size, ir.Constant(i1, int(tb)),
+                                   ir.Constant(i1, int(nest_ir.blas_wide()))])
 
 
 def call(context, builder, dtype, a, b, c, m, n, k, ta=False, tb=False):
@@ -184,6 +188,10 @@ def product(a, lda, b, ldb, c, ldc, m, n, k, trans):
 
 
 _AVAILABLE = available()     # (Numba's disk cache keys code by the host CPU as well)
+# (`_float_views`' choice, frozen where Numba's disk cache keeps it: a process whose
+# OpenBLAS runs other kernels than the one that compiled it chooses as that one did --
+# speed, never values: either way a product, its sums in BLAS's or the nest's order)
+_WIDE = nest_ir.blas_wide()
 
 
 @intrinsic
@@ -216,7 +224,7 @@ def _views(a, b, o, ta, tb, lda, ldb, ldo, acc=False):
 
 def _float_views(a, b, o, ta, tb, lda, ldb, ldo, acc=False):
     m, n, k = o.shape[0], o.shape[1], a.shape[0] if ta else a.shape[1]
-    if not (_AVAILABLE and takes(m, n, k, o.itemsize, tb)):
+    if not (_AVAILABLE and takes(m, n, k, o.itemsize, tb, _WIDE)):
         return False
     product(_data(a), lda, _data(b), ldb, _data(o), ldo, m, n, k,
             int(ta) + 2 * int(tb) + 4 * int(acc))

@@ -143,7 +143,7 @@ def _product(mod, spec, acc, xd, yd):
     """`emit`'s product on operands at `xd`, `yd` (read in `spec`'s layouts)."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
-    if y in getattr(mod, "transposed", {}) and spec.yl == "t" and nest_takes(spec):
+    if y in getattr(mod, "transposed", {}) and spec.yl == "t" and nest_takes(spec, copied=True):
         # a control body's const B, transposed once before the loop (invariants.py): the
         # untransposed nest on the copy, which packs nothing
         spec = Spec(spec.eqn, spec.ty, spec.batch, spec.m, spec.k, spec.n, spec.xl, "n")
@@ -476,19 +476,21 @@ def _bind(name):
     return sym
 
 
-def nest_takes(spec):
+def nest_takes(spec, copied=False):
     """Whether `spec`'s product is one matrix computed by small_mm's nest (`_matrix`,
-    `_accumulate`): neither a dot nor a gemv, and the rule takes its sizes."""
+    `_accumulate`): neither a dot nor a gemv, and the rule takes its sizes; `copied`: its
+    B read through a copy transposed before a loop (invariants.py), an untransposed B."""
     return (spec.batch == 1 and spec.m > 1 and spec.n > 1
-            and _small(spec.m, spec.n, spec.k, spec.ty, spec.yl == "t"))
+            and _small(spec.m, spec.n, spec.k, spec.ty, spec.yl == "t" and not copied))
 
 
 def _small(m, n, k, ty, tb):
     """Whether the Numba kernel takes small_mm's loop nest for this product (`tb`: B stored
-    transposed): `small_mm.available()` and its `rule`, on the concrete sizes (both from
-    nest_ir, which imports no Numba)."""
+    transposed): `small_mm.available()` and its `rule`, on the concrete sizes, beside the
+    BLAS in use (`blas_wide`; all from nest_ir, which imports no Numba)."""
     from .....runtime.products import nest_ir
-    return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb)
+    return nest_ir.host_available() and nest_ir.rule(m, n, k, 4 if ty == "float" else 8, tb,
+                                                     nest_ir.blas_wide())
 
 
 def _nest_symbol(ty, ta, tb, acc=False):
