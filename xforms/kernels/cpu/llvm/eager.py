@@ -86,7 +86,7 @@ def module_text(tys, oty, decls, body, threaded):
               if threaded else "  call void @xf_eager_chunks(ptr %ctx, i64 0, i64 %nch)")
     return "\n".join([
         *sorted(decls), team.HELPERS if threaded else "",
-        f"define internal void @xf_eager_chunks(ptr %ctx, i64 %c0, i64 %c1){loops._width()} {{",
+        f"define internal void @xf_eager_chunks(ptr %ctx, i64 %c0, i64 %c1) {{",
         "entry:", *slot, *loads,
         "  %lo = mul i64 %c0, %chunk", "  %hi0 = mul i64 %c1, %chunk",
         "  %over = icmp sgt i64 %hi0, %n", "  %hi = select i1 %over, i64 %n, i64 %hi0",
