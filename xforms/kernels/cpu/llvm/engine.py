@@ -103,6 +103,8 @@ def _target_machine():
                                               ctypes.c_void_p).value)
         exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError")
         llvm.add_symbol("xf_PyExc_TypeError", ctypes.addressof(exc))   # (Numba binds PyExc_TypeError to the object itself)
+        exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_RuntimeError")
+        llvm.add_symbol("xf_PyExc_RuntimeError", ctypes.addressof(exc))   # (ops/checks.py)
         _host.append((llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
     cpu, features = _host[0]
     return llvm.Target.from_default_triple().create_target_machine(

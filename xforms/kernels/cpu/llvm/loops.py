@@ -44,7 +44,7 @@ from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from ...numba_fixes.vector_width import WIDTH
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import complexes, integers, reductions, special
+from .ops import checks, complexes, integers, reductions, special
 from .ops.arrays import copies, cumulative, indexing, sorting
 from .ops.linalg import blocks, lapack, products, spectral, views
 from .ops.signal import convolutions, fft
@@ -105,6 +105,7 @@ def outside(step):
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn) or fft.takes(step.eqn)
                 or cumulative.takes(step.eqn) or sorting.takes(step.eqn)
+                or checks.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
                      "a scatter, a float convolution, a real factorisation, an fft, a "
                      "real cumulative op or a sort")
@@ -305,6 +306,9 @@ class Loops(Expressions):
             return
         if st.kind == "op" and sorting.takes(st.eqn):     # (sorting.py: a merge sort)
             sorting.emit(self, st.eqn)
+            return
+        if st.kind == "op" and checks.takes(st.eqn):      # (checks.py: RuntimeError)
+            checks.emit(self, st.eqn)
             return
         if st.kind == "op" and products.integer(st.eqn):   # (its loops, at its width)
             if st.acc is not None or st.eqn.outvars[0] in self.plan.placed:

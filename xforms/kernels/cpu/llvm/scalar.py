@@ -342,6 +342,10 @@ class ScalarModule:
             self.emit(f"{r} = select i1 {p}, i1 {case1}, i1 {case0}")
             self.bind(out, r)
             return
+        if (name == "convert_element_type" and np.dtype(out.aval.dtype) == np.dtype(bool)
+                and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool)):
+            self.bind(out, self.operands(eqn, "i1")[0])     # (a weak bool made strong)
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
