@@ -62,8 +62,11 @@ DOT_MAC_NS = 0.05       # dot_general per multiply-add, BLAS (0.016 float32 meas
 CONV_MAC_NS = 0.05      # conv_general_dilated's NumPy impl per multiply-add: im2col + BLAS
                         # (0.03-0.05 for the CNN's convs and their transposes, 0.1 with one
                         # input channel; 0.52 before, a non-BLAS einsum per kernel tap)
-LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix size
-                        # (cholesky 0.015, its cotangent 0.1 at n = 2000)
+LINALG_MAC_NS = 0.01    # factorisations and solves, per output element x matrix size,
+LINALG_ELEMENT_NS = 20.0  # plus this per output element: LAPACK's small sizes are slower per
+                        # multiply-add (Cholesky, one BLAS thread, n = 200 / 500 / 1000 /
+                        # 2000: 1.0 / 7.3-10.7 / 38 / 165 ms; estimated 0.9 / 6.3 / 30 / 160;
+                        # 0.05 ns each before, which put n = 2000 at 408 ms)
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
 GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
                         # measured for 10^6 random ones)
@@ -160,13 +163,14 @@ def work_ns(eqn):
     if facts.eager_work == "window":
         return elements * ELEMENT_NS + out * _conv_window(eqn) * CONV_MAC_NS
     if facts.eager_work == "matrix":
-        return elements * ELEMENT_NS + out * _matrix_size(eqn) * LINALG_MAC_NS
+        per_out = _matrix_size(eqn) * LINALG_MAC_NS + LINALG_ELEMENT_NS
+        return elements * ELEMENT_NS + out * per_out * float(facts.eager_scale)
     if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
         moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
         return out * ELEMENT_NS + min(out, moved) * GATHER_NS
     if facts.eager_work == "n_log_n":
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
-        return elements * SORT_NS * math.log2(max(2, n))
+        return elements * SORT_NS * math.log2(max(2, n)) * float(facts.eager_scale)
     ns = ELEMENT_NS
     if facts.kind == ELEMENTWISE:
         if facts.cost is not None:
@@ -228,13 +232,14 @@ def _trips(eqn):
 # ~50 ms the first time in a process (its imports and LLVM's set-up; XFORMS_PRELOAD pays
 # them ahead where a core is idle), then per equation (loop bodies once) ~1 ms for an
 # elementwise, index or view one, ~30 ms for a matrix product, convolution, FFT or sort,
-# ~150 ms for a factorisation or solve.  Measured 2026-12-01 (CPU s after the imports,
+# ~40 ms for a factorisation or solve (150 ms before session 32: Cholesky's cotangent
+# unrolled its blocks; GP likelihood grad 0.29-0.33 CPU s after, load ~10, n = 500-2000).  Measured 2026-12-01 (CPU s after the imports,
 # fresh processes, load 12): pow_loop f / grad 0.015 / 0.024, random.normal of 10^6 (208
 # equations) 0.10, uniform 0.08, an elementwise grad 0.11, FFT convolution grad 0.12,
 # MLP grad (6 products) 0.29, GP likelihood grad (8 factorisations and solves) 1.19.
 DIRECT_BASE = 5000
 DIRECT_PER_EQN = 100
-DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 15000}
+DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 4000}
 DIRECT_CONTRACTION = 3000
 
 
