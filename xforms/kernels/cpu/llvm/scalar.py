@@ -18,6 +18,7 @@ import struct
 import numpy as np
 
 from ...codegen import OUT_GROUP
+from .ops import powers
 
 WRAPPER = "xf_kernel"
 
@@ -414,7 +415,11 @@ class ScalarModule:
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
         if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
-            return self._integer_pow(r, ty, args[0], eqn.params["y"])
+            return powers.integer_pow(self, r, ty, args[0], eqn.params["y"], llvm_const(1.0, ty))
+        if (name == "integer_pow" and 8 < abs(eqn.params["y"]) <= powers.STATIC_POWER_MAX
+                and ty in ("float", "double")):
+            return powers.static_power(self, r, ty, args[0], eqn.params["y"],
+                                       llvm_const(1.0, ty))
         if name == "logaddexp" and len(args) == 2:
             return self._logaddexp(r, ty, *args)
         raise Refused(eqn)
@@ -498,18 +503,6 @@ class ScalarModule:
 
     def _call_line(self, r, ty, fn, args):
         self.emit(self._call(r, ty, f"{fn}.{'f32' if ty == 'float' else 'f64'}", args))
-
-    def _integer_pow(self, r, ty, x, y):
-        """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
-        (xforms/kernels/loops/scalar_rules.py `_integer_pow`, as XLA multiplies)."""
-        acc = x
-        for _ in range(abs(y) - 1):
-            t = self.fresh()
-            self.emit(f"{t} = fmul {ty} {acc}, {x}")
-            acc = t
-        if y < 0:
-            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {acc}"
-        return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _logaddexp(self, r, ty, x, y):
         """The CPU scalar rule's branch-free spelling (xforms/kernels/loops/scalar_rules.py
