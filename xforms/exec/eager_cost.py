@@ -7,7 +7,7 @@ writes times NumPy's nanoseconds per element for its fusion class (xforms/core/f
 its multiply-adds for a contraction, a convolution or a matrix factorisation.
 
     >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
-    (13, 2)
+    (16, 2)
 
 Measured eagerly (2026-11-25, the project's 2-core EPYC, one BLAS thread, best of 2):
 
@@ -32,9 +32,9 @@ import math
 from ..core import trace as core
 from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER, VIEW
 
-# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
-# loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~1-3 us per
-# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
+# The fast tier evaluates one primitive at a time in Python (~1.5-6 us each for small
+# arrays; loop bodies run as generated Python, xforms/primitives/eager_plan.py: ~3 us a
+# trip, ~0.3 us an equation: TOP_WEIGHT, LOOP_TRIP, LOOP_WEIGHT below), while the compile costs ~0.6 s (Numba's
 # set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
 # once; measured: a 700-equation scalar chain, RK4 under grad; array programs of many
 # loops and op rules take more: 50 ms per equation for the CNN and GP above, so this
@@ -45,9 +45,15 @@ from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER
 # compiled on the first call).  XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
 EAGER_BASE = 60000
 EAGER_PER_EQN = 1000
-# an equation executed in a loop body, against one at the top level (measured under load
-# 10: 1.6-3.8 us per loop equation for states of 1-100 elements); its work is not weighed
-LOOP_WEIGHT = 0.25
+# One execution, in EQN_NS units, besides its work: of a top-level equation (measured, CPU
+# s, session 32: a 1620-equation scalar chain 1.4 us each, the README loss's 9 small-array
+# ones ~6 us with their work), of an equation in a loop body and of a loop's trip (its
+# generated Python: 1-equation body 3.0 us a trip, 3 equations 2.7, RK4's 117 33.6 -- 0.26
+# us an equation).  Before (10 us and 2.5 us an equation, nothing a trip) the scalar chain
+# and RK4's gradient were estimated 7-9x their time.
+TOP_WEIGHT = 0.25
+LOOP_WEIGHT = 0.025
+LOOP_TRIP = 0.3
 _UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
 
 # ---- an equation's work, in ns (measured, see the module docstring) -------------------
@@ -77,8 +83,9 @@ def eager_cost(jaxpr, limit=None):
     count, while by a guess), each equation's work (`work_ns`) counted in EQN_NS units
     beside the execution itself; the second counts each equation once.  The first stops
     counting past `limit` and is infinite if a primitive has no NumPy implementation.
-    Equations in loop bodies count LOOP_WEIGHT each (their work in full)."""
-    executed, size, _ = _cost(jaxpr, limit, 1.0)
+    Equations count TOP_WEIGHT at the top level, LOOP_WEIGHT in loop bodies, a loop's trip
+    LOOP_TRIP (their work in full)."""
+    executed, size, _ = _cost(jaxpr, limit, TOP_WEIGHT)
     return (executed if executed == float("inf") else int(executed)), size
 
 
@@ -99,7 +106,7 @@ def fast_tier_slowdown(jaxpr):
 
     >>> fast_tier_slowdown(xf.make_jaxpr(lambda a, b: a @ b)(np.ones((500, 500)), np.ones((500, 500))))
     1.0..."""
-    executed, _, compiled = _cost(jaxpr, None, 1.0)
+    executed, _, compiled = _cost(jaxpr, None, TOP_WEIGHT)
     if executed == float("inf"):
         return executed
     return max(1.0, executed / max(compiled, 0.5))      # a compiled call: >= ~5 us
@@ -132,11 +139,11 @@ def _cost(jaxpr, limit, weight):
                 subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
         if subs:
             loop = _is_loop(eqn.prim)
-            costs = [_cost(b, limit, weight * LOOP_WEIGHT if loop else weight) for b in subs]
+            costs = [_cost(b, limit, LOOP_WEIGHT if loop else weight) for b in subs]
             size += sum(c[1] for c in costs)
             branches = eqn.prim.facts.kind == CONTROL and not loop     # cond
             pick = max if branches else sum
-            executed += _trips(eqn) * pick(c[0] for c in costs)
+            executed += _trips(eqn) * (pick(c[0] for c in costs) + (LOOP_TRIP if loop else 0))
             compiled += _trips(eqn) * pick(c[2] for c in costs)
         if limit is not None and executed > limit:
             break
