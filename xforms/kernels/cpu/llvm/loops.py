@@ -67,6 +67,14 @@ def lower(plan):
         return None
 
 
+def _complex(plan):
+    """Whether a value of `plan`'s program is complex (its scalar code is this module's:
+    scalar.py spells floats and integers only)."""
+    j = plan.jaxpr
+    return any(complexes.is_complex(v.aval) for v in (*j.invars, *j.outvars, *(
+        o for st in plan.steps for e, _ in getattr(st, "body", ()) for o in e.outvars)))
+
+
 def _width():
     """The kernel's function attribute asking for the vector width the Numba path's kernels
     get (xforms/kernels/numba_fixes/vector_width.py: 512 bits where AVX-512 is usable,
@@ -146,7 +154,7 @@ class Loops(Expressions):
 
     def text(self):
         plan = self.plan
-        if all(getattr(st, "shape", None) == () for st in plan.steps):
+        if all(getattr(st, "shape", None) == () for st in plan.steps) and not _complex(plan):
             raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
@@ -192,8 +200,8 @@ class Loops(Expressions):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
         if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64
-            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned)
-            return ty if ty.startswith("i") else self.ty(aval)
+            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned;
+            return ty if ty.startswith("i") or ty in complexes.PAIRS else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key
@@ -206,6 +214,9 @@ class Loops(Expressions):
 
     # -- arguments, allocations, outputs -----------------------------------------------
     def _arg(self, k, v, ty):
+        if not v.aval.shape and complexes.is_complex(v.aval):    # (a complex scalar)
+            complexes.read_arg(self, k, v)
+            return
         if not v.aval.shape:
             super()._arg(k, v, ty)
             return
@@ -473,7 +484,7 @@ class Loops(Expressions):
             else:
                 self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)
-            self.names[stmt.var] = self.expr(stmt.value, integers.scalar_ty(self, stmt.var.aval))
+            self.names[stmt.var] = self.expr(stmt.value, self.value_ty(stmt.var.aval))
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]
