@@ -16,7 +16,7 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
-from .ops import checks, complexes, integers
+from .ops import checks, complexes, integers, powers  # noqa: F401  (powers: scalar.POWER)
 from .ops.arrays import copies, cumulative, indexing, sorting
 from .ops.linalg import lapack, products, spectral
 from .ops.signal import convolutions, fft

@@ -7,9 +7,22 @@ in the same order, so the same bits.
     static_power(m, "%r", "double", "%x", 9, one)    # x^8 * x by squarings
 """
 
+from ..scalar import POWER, Refused
+
 # Numba unrolls `float ** integer constant` up to this exponent (numba/cpython/numbers.py
 # `static_power_impl`); beyond, its generic power (math.pow past 0x10000): not spelled here
 STATIC_POWER_MAX = 0x10000
+
+
+def spell(m, r, ty, x, y, one):
+    """The line defining `r` = x ** y (y a nonzero int) of float type `ty`; Refused beyond
+    STATIC_POWER_MAX or for another type."""
+    if ty not in ("float", "double") or abs(y) > STATIC_POWER_MAX:
+        raise Refused(f"x ** {y} of {ty}")
+    return (integer_pow if abs(y) <= 8 else static_power)(m, r, ty, x, y, one)
+
+
+POWER.append(spell)
 
 
 def integer_pow(m, r, ty, x, y, one):
