@@ -254,3 +254,24 @@ def test_may_take_complex_programs():
     assert llvm.may_take(xf.make_jaxpr(lambda a: xnp.sum(a))(a))
     assert not llvm.may_take(xf.make_jaxpr(lambda a: xnp.max(xnp.real(a) * 0 + a))(a))
     assert llvm.may_take(xf.make_jaxpr(lambda a: a / 2)(a))
+
+
+def _scalar_program(z, w):
+    """Complex scalars in and out: arithmetic, a translated function, a part, a mean."""
+    return z * w + 1, xnp.exp(z), xnp.abs(w) * z.real, xnp.mean(z), z / w
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_scalars_are_taken(dt):
+    """Rank-0 complex arguments (read by their __complex__: np.complex64 too) and results
+    (issue #35: refused, so `poly`/`mean` of a complex scalar compiled with Numba)."""
+    z, w = dt(1.5 - 2j), dt(-0.25 + 3j)
+    assert _taken(_scalar_program, z, w)[0]
+    ours, numba = _both(_scalar_program, z, w)
+    for a, b in ((z, w), (dt(complex(np.inf, 1)), dt(0j)), (dt(-0.0 + 0j), dt(2 - 1j))):
+        _same(_parts(ours(a, b)), _parts(numba(a, b)))
+    got = xf.jit(_scalar_program)(z, w)
+    want = (z * w + 1, np.exp(z), np.abs(w) * z.real, z, z / w)
+    for g, v in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(v).dtype
+        np.testing.assert_allclose(g, v, rtol=1e-6 if dt == np.complex64 else 1e-15)

@@ -111,9 +111,7 @@ TWICE = _twice()
                                                                     # jn since s31)
     (lambda x: x * 3 + 1, (np.int64(4),)),                          # integers
     (lambda x: TWICE.bind(x) * 2.0, (np.float32(0.5),)),            # no spelling here
-    (lambda x: x * 2.0, (np.complex128(1 + 1j),)),                   # complex (a bool
-                                                                    # output: taken, s26)
-])
+])                                   # (a complex scalar: taken since s32, test_llvm_complex.py)
 def test_outside_the_class_numba_compiles_it(f, args):
     closed = xf.make_jaxpr(f)(*args)
     assert backend._prepare(closed, {"name": "t"}).llvm_ir is None

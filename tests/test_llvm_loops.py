@@ -230,11 +230,11 @@ def _user_prim(name):
 def test_outside_the_class_is_refused():
     x = np.ones((16, 8), np.float32)
     twice = _user_prim("twice_loops")
-    for f, a in ((lambda x: twice.bind(x), x),                     # no spelling here (fmod
-                 # has one since session 27: test_llvm_roundings.py, cbrt since session
-                 # 29, digamma since 30: test_llvm_special.py, Bessel jn since 31)
-                 (lambda z: xnp.mean(z) * 2, np.ones((), np.complex128))):   # a complex 0-d
-        # (complex exp since session 29, complex tanh since 30: test_llvm_complex.py)
+    for f, a in ((lambda x: twice.bind(x), x),):                   # no spelling here (fmod
+        # has one since session 27: test_llvm_roundings.py, cbrt since session
+        # 29, digamma since 30: test_llvm_special.py, Bessel jn since 31)
+        # (complex exp since session 29, complex tanh since 30, a complex 0-d argument
+        # since 32: test_llvm_complex.py)
         # (complex arithmetic is taken since session 28: test_llvm_complex.py; an integer
         # output since session 26: test_llvm_int_widths.py; an arg reduction over chunks
         # since session 28: test_llvm_threads.py)

@@ -470,7 +470,8 @@ def test_long_loops_compile_on_the_first_call(monkeypatch):
     long = xf.jit(lambda x: lax.fori_loop(0, 300000, body, x), tiered=True)
     closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 300000, body, x))(1.0)
     executed, size = tiered.eager_cost(closed)
-    assert (executed, size) == (1 + int(300000 * 3 * tiered.LOOP_WEIGHT), 4)
+    want = tiered.TOP_WEIGHT + 300000 * (tiered.LOOP_TRIP + 3 * tiered.LOOP_WEIGHT)
+    assert abs(executed - want) <= 1 and size == 4
     assert executed > tiered.EAGER_BASE + tiered.EAGER_PER_EQN * size
     long(1.0)
     assert type(entry(long)[0]) is xforms.kernels.cpu.backend.CpuExecutable     # eager would be slower

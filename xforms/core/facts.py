@@ -96,6 +96,9 @@ class Facts:
                  matrix size in multiply-adds), "n_log_n" (sort, fft: log2 of the last
                  axis per element), "window" (a convolution: the window's multiply-adds
                  per output element); None: from the kind
+    eager_scale: that price's multiplier for a primitive of its class that does more work
+                 per output element (Cholesky's cotangent: a trsm and three gemm updates
+                 per block, 4.5x a Cholesky's time measured eagerly)
     simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
                  takes a broadcast scalar operand directly (transforms/simplify.py)
     commutative: operands may be reordered (common-subexpression elimination)
@@ -157,6 +160,7 @@ class Facts:
     cost: Optional[float] = None
     eager_ns: Optional[float] = None
     eager_work: Optional[str] = None
+    eager_scale: float = 1.0
     simplify: Optional[str] = None
     commutative: bool = False
     identity: Optional[tuple] = None

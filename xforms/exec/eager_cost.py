@@ -7,7 +7,7 @@ writes times NumPy's nanoseconds per element for its fusion class (xforms/core/f
 its multiply-adds for a contraction, a convolution or a matrix factorisation.
 
     >>> eager_cost(xf.make_jaxpr(lambda x: lax.fori_loop(0, 50, lambda i, v: v * 2., x))(1.))
-    (13, 2)
+    (16, 2)
 
 Measured eagerly (2026-11-25, the project's 2-core EPYC, one BLAS thread, best of 2):
 
@@ -32,9 +32,9 @@ import math
 from ..core import trace as core
 from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER, VIEW
 
-# The fast tier evaluates one primitive at a time in Python (~10 us each for small arrays;
-# loop bodies run as generated Python, xforms/primitives/control/eager_bodies.py: ~1-3 us per
-# equation and iteration, LOOP_WEIGHT of one), while the compile costs ~0.6 s (Numba's
+# The fast tier evaluates one primitive at a time in Python (~1.5-6 us each for small
+# arrays; loop bodies run as generated Python, xforms/primitives/control/eager_bodies.py: ~3 us a
+# trip, ~0.3 us an equation: TOP_WEIGHT, LOOP_TRIP, LOOP_WEIGHT below), while the compile costs ~0.6 s (Numba's
 # set-up in a fresh process) plus 3-13 ms per equation of the program (loop bodies counted
 # once; measured: a 700-equation scalar chain, RK4 under grad; array programs of many
 # loops and op rules take more: 50 ms per equation for the CNN and GP above, so this
@@ -45,10 +45,21 @@ from ..core.facts import CALL, CONTRACTION, CONTROL, ELEMENTWISE, GATHER_SCATTER
 # compiled on the first call).  XFORMS_TIERED_MAX_EAGER sets a fixed limit instead.
 EAGER_BASE = 60000
 EAGER_PER_EQN = 1000
-# an equation executed in a loop body, against one at the top level (measured under load
-# 10: 1.6-3.8 us per loop equation for states of 1-100 elements); its work is not weighed
-LOOP_WEIGHT = 0.25
-_UNKNOWN_TRIPS = 100          # a while loop's guess (its trip count is data)
+# One execution, in EQN_NS units, besides its work: of a top-level equation (measured, CPU
+# s, session 32: a 1620-equation scalar chain 1.4 us each, the README loss's 9 small-array
+# ones ~6 us with their work), of an equation in a loop body and of a loop's trip (its
+# generated Python: 1-equation body 3.0 us a trip, 3 equations 2.7, RK4's 117 33.6 -- 0.26
+# us an equation).  Before (10 us and 2.5 us an equation, nothing a trip) the scalar chain
+# and RK4's gradient were estimated 7-9x their time.
+TOP_WEIGHT = 0.25
+LOOP_WEIGHT = 0.025
+LOOP_TRIP = 0.3
+# a while loop's guess (its trip count is data); a loop of a traced trip count inside one
+# whose count is guessed is guessed a tenth of that (10, then 1): reverse mode's
+# checkpointed sweep over a while loop's n steps is nseg segments of s steps (nseg s ~ n,
+# nseg 1 below 4096 steps).  Guessed 100 each, the ODE gradient (t_end 50) was estimated
+# 18.7 s eagerly against 1.1-2.0 CPU s measured; 2.0 s now (1 each: 0.28 s, too low)
+_UNKNOWN_TRIPS = 100
 
 # ---- an equation's work, in ns (measured, see the module docstring) -------------------
 EQN_NS = 10_000.0       # one top-level equation execution: the unit of the estimate
@@ -62,8 +73,11 @@ DOT_MAC_NS = 0.05       # dot_general per multiply-add, BLAS (0.016 float32 meas
 CONV_MAC_NS = 0.05      # conv_general_dilated's NumPy impl per multiply-add: im2col + BLAS
                         # (0.03-0.05 for the CNN's convs and their transposes, 0.1 with one
                         # input channel; 0.52 before, a non-BLAS einsum per kernel tap)
-LINALG_MAC_NS = 0.05    # factorisations and solves, per output element x matrix size
-                        # (cholesky 0.015, its cotangent 0.1 at n = 2000)
+LINALG_MAC_NS = 0.01    # factorisations and solves, per output element x matrix size,
+LINALG_ELEMENT_NS = 20.0  # plus this per output element: LAPACK's small sizes are slower per
+                        # multiply-add (Cholesky, one BLAS thread, n = 200 / 500 / 1000 /
+                        # 2000: 1.0 / 7.3-10.7 / 38 / 165 ms; estimated 0.9 / 6.3 / 30 / 160;
+                        # 0.05 ns each before, which put n = 2000 at 408 ms)
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
 GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
                         # measured for 10^6 random ones)
@@ -74,8 +88,9 @@ def eager_cost(jaxpr, limit=None):
     count, while by a guess), each equation's work (`work_ns`) counted in EQN_NS units
     beside the execution itself; the second counts each equation once.  The first stops
     counting past `limit` and is infinite if a primitive has no NumPy implementation.
-    Equations in loop bodies count LOOP_WEIGHT each (their work in full)."""
-    executed, size, _ = _cost(jaxpr, limit, 1.0)
+    Equations count TOP_WEIGHT at the top level, LOOP_WEIGHT in loop bodies, a loop's trip
+    LOOP_TRIP (their work in full)."""
+    executed, size, _ = _cost(jaxpr, limit, TOP_WEIGHT)
     return (executed if executed == float("inf") else int(executed)), size
 
 
@@ -96,7 +111,7 @@ def fast_tier_slowdown(jaxpr):
 
     >>> fast_tier_slowdown(xf.make_jaxpr(lambda a, b: a @ b)(np.ones((500, 500)), np.ones((500, 500))))
     1.0..."""
-    executed, _, compiled = _cost(jaxpr, None, 1.0)
+    executed, _, compiled = _cost(jaxpr, None, TOP_WEIGHT)
     if executed == float("inf"):
         return executed
     return max(1.0, executed / max(compiled, 0.5))      # a compiled call: >= ~5 us
@@ -110,7 +125,7 @@ def _compiled_units(eqn, work):
     return FUSED_FRACTION * work / EQN_NS
 
 
-def _cost(jaxpr, limit, weight):
+def _cost(jaxpr, limit, weight, unknown=_UNKNOWN_TRIPS):
     """-> (equation executions, equations, compiled EQN_NS units) of `jaxpr`."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     executed = size = compiled = 0
@@ -129,12 +144,14 @@ def _cost(jaxpr, limit, weight):
                 subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
         if subs:
             loop = _is_loop(eqn.prim)
-            costs = [_cost(b, limit, weight * LOOP_WEIGHT if loop else weight) for b in subs]
+            trips, guessed = _trips(eqn, unknown)
+            inner = max(1, unknown // 10) if guessed else unknown
+            costs = [_cost(b, limit, LOOP_WEIGHT if loop else weight, inner) for b in subs]
             size += sum(c[1] for c in costs)
             branches = eqn.prim.facts.kind == CONTROL and not loop     # cond
             pick = max if branches else sum
-            executed += _trips(eqn) * pick(c[0] for c in costs)
-            compiled += _trips(eqn) * pick(c[2] for c in costs)
+            executed += trips * (pick(c[0] for c in costs) + (LOOP_TRIP if loop else 0))
+            compiled += trips * pick(c[2] for c in costs)
         if limit is not None and executed > limit:
             break
     return executed, size, compiled
@@ -160,13 +177,14 @@ def work_ns(eqn):
     if facts.eager_work == "window":
         return elements * ELEMENT_NS + out * _conv_window(eqn) * CONV_MAC_NS
     if facts.eager_work == "matrix":
-        return elements * ELEMENT_NS + out * _matrix_size(eqn) * LINALG_MAC_NS
+        per_out = _matrix_size(eqn) * LINALG_MAC_NS + LINALG_ELEMENT_NS
+        return elements * ELEMENT_NS + out * per_out * float(facts.eager_scale)
     if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
         moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
         return out * ELEMENT_NS + min(out, moved) * GATHER_NS
     if facts.eager_work == "n_log_n":
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
-        return elements * SORT_NS * math.log2(max(2, n))
+        return elements * SORT_NS * math.log2(max(2, n)) * float(facts.eager_scale)
     ns = ELEMENT_NS
     if facts.kind == ELEMENTWISE:
         if facts.cost is not None:
@@ -213,28 +231,32 @@ def _is_loop(prim):
     return prim.facts.kind == CONTROL and prim.facts.carries is not None
 
 
-def _trips(eqn):
+def _trips(eqn, unknown=_UNKNOWN_TRIPS):
+    """(trips of loop `eqn`, guessed?): scan's length, a for_loop's literal count, else
+    `unknown` (a while loop, a for_loop of a traced count); 1 for cond branches, custom
+    rules, calls."""
     name = eqn.prim.name
     if "length" in eqn.params:
-        return int(eqn.params["length"])
+        return int(eqn.params["length"]), False
     if name == "for_loop" and eqn.invars and hasattr(eqn.invars[0], "val"):
-        return max(int(eqn.invars[0].val), 1)
+        return max(int(eqn.invars[0].val), 1), False
     if _is_loop(eqn.prim):      # a while loop, a for_loop of a traced count
-        return _UNKNOWN_TRIPS
-    return 1                     # cond branches, custom rules, calls: once
+        return unknown, True
+    return 1, False
 
 
 # The direct LLVM path (xforms/kernels/cpu/llvm/) compiles in this process, without Numba:
 # ~50 ms the first time in a process (its imports and LLVM's set-up; XFORMS_PRELOAD pays
 # them ahead where a core is idle), then per equation (loop bodies once) ~1 ms for an
 # elementwise, index or view one, ~30 ms for a matrix product, convolution, FFT or sort,
-# ~150 ms for a factorisation or solve.  Measured 2026-12-01 (CPU s after the imports,
+# ~40 ms for a factorisation or solve (150 ms before session 32: Cholesky's cotangent
+# unrolled its blocks; GP likelihood grad 0.29-0.33 CPU s after, load ~10, n = 500-2000).  Measured 2026-12-01 (CPU s after the imports,
 # fresh processes, load 12): pow_loop f / grad 0.015 / 0.024, random.normal of 10^6 (208
 # equations) 0.10, uniform 0.08, an elementwise grad 0.11, FFT convolution grad 0.12,
 # MLP grad (6 products) 0.29, GP likelihood grad (8 factorisations and solves) 1.19.
 DIRECT_BASE = 5000
 DIRECT_PER_EQN = 100
-DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 15000}
+DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 4000}
 DIRECT_CONTRACTION = 3000
 
 

@@ -51,8 +51,9 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
-from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_WEIGHT, compile_limit,
-                         direct_compile_limit, eager_cost, fast_tier_slowdown)
+from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
+                         TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
+                         fast_tier_slowdown)
 
 
 # The background compile waits for the first fast-tier call to return, at most this long

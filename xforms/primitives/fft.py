@@ -39,7 +39,9 @@ from ..core.facts import declare
 from ..core.registry import primitive
 from . import structural as st
 
-fft_p = declare(primitive("fft"), eager_work="n_log_n")
+# (eager_scale: NumPy's pocketfft against the sort the n_log_n price was measured on, one
+# thread, 2^20 float64 elements: rfft 26, irfft 28, complex fft 51 ms; sort 169 ms)
+fft_p = declare(primitive("fft"), eager_work="n_log_n", eager_scale=0.25)
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}

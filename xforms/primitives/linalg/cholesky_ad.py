@@ -36,7 +36,11 @@ from .factor import tri_impl, cholesky, cholesky_p, def_batched_vmap, triangular
 from .batched import conj, const_like, dtype, h, mm, mT, shape, tril
 
 cholesky_tangent_p = primitive("cholesky_tangent")
-cholesky_cotangent_p = declare(primitive("cholesky_cotangent"), eager_work="matrix")
+# (eager_scale: its NumPy impl, one BLAS thread, n = 200 / 500 / 1000 / 2000: 3.3 / 29 /
+# 136 / 905-934 ms, 3-5x a Cholesky's; estimated 4.0 / 28 / 135 / 720 ms,
+# xforms/exec/eager_cost.py)
+cholesky_cotangent_p = declare(primitive("cholesky_cotangent"), eager_work="matrix",
+                               eager_scale=4.5)
 
 
 # ---- the maps, composed of primitives (tangent's lowering; both jvps) -----------------------

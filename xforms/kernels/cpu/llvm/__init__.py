@@ -16,7 +16,7 @@ from ...plan.index_maps import acts_as_view
 from ...prepare.fusion_classes import ELEMENTWISE, REDUCTIONS
 from ...plan.plan import subjaxprs
 from . import buffers, control, loops, scalar
-from .ops import complexes, integers
+from .ops import checks, complexes, integers, powers  # noqa: F401  (powers: scalar.POWER)
 from .ops.arrays import copies, cumulative, indexing, sorting
 from .ops.linalg import lapack, products, spectral
 from .ops.signal import convolutions, fft
@@ -135,6 +135,8 @@ def _may_take(eqn):
     if complexes.takes(eqn) or fft.takes(eqn):     # (complex arithmetic, rocket-fft)
         return True
     if cumulative.takes(eqn) or sorting.takes(eqn):   # (cumulative: real operands)
+        return True
+    if checks.takes(eqn):          # (a reverse-mode while loop's checkpoint count)
         return True
     product = eqn.prim.name == "dot_general" or convolutions.takes(eqn)
     if not (product or eqn.prim in ELEMENTWISE or eqn.prim in REDUCTIONS or acts_as_view(eqn)

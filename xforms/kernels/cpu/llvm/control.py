@@ -115,9 +115,11 @@ _SIZE = {"float": 4, "double": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 
 
 def _ety(m, v):
-    """The LLVM type of array `v`'s elements: a float's, or an integer's at its width (a
-    PRNG key carried through a loop); a bool's is refused (`m.ty`)."""
-    return scalar_ty(m, v.aval) if np.dtype(v.aval.dtype).kind in "iu" else m.ty(v.aval)
+    """The LLVM type of array `v`'s elements as stored: a float's, an integer's at its width
+    (a PRNG key carried through a loop), a bool's byte (a reverse-mode while loop's stack
+    of step flags; `_row` and `_store_row` convert its values)."""
+    kind = np.dtype(v.aval.dtype).kind
+    return "i8" if kind == "b" else scalar_ty(m, v.aval) if kind in "iu" else m.ty(v.aval)
 
 
 # -- carries -----------------------------------------------------------------------------
@@ -285,6 +287,10 @@ def _row(m, x, r):
         p = m.fresh()
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
         m.emit(f"{v} = load {ty}, ptr {p}")
+        if np.dtype(x.aval.dtype) == np.dtype(bool):    # (any nonzero byte is True)
+            b = m.fresh()
+            m.emit(f"{b} = icmp ne i8 {v}, 0")
+            return ("s", b, "i1")
         return ("s", v, ty)
     return ("a", m.address("i8", data, [(r, _nbytes(m, shape[1:], ty))]), shape[1:])
 
@@ -301,9 +307,12 @@ def _store_row(m, y, r, b, row):
     data, shape = m.arrays[y]
     ty = _ety(m, y)
     if row is None:
-        p = m.fresh()
+        p, value = m.fresh(), b[1]
+        if np.dtype(y.aval.dtype) == np.dtype(bool):    # (an i1 value: its byte)
+            value = m.fresh()
+            m.emit(f"{value} = zext i1 {b[1]} to i8")
         m.emit(f"{p} = getelementptr {ty}, ptr {data}, i64 {r}")
-        m.emit(f"store {ty} {b[1]}, ptr {p}")
+        m.emit(f"store {ty} {value}, ptr {p}")
     elif b[1] != row:
         copies.memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
 
@@ -388,7 +397,8 @@ def _next_rows(m, step, body, ys, steps, r):
 
 def _for_loop(m, step):
     """`for i in range(n)` (n a literal, or an int64/int32 value: no iteration where it is
-    0 or less); the counter is bound to the body's first input, of its type."""
+    0 or less), `range(n - 1, -1, -1)` where `reverse` (a transposed loop's sweep); the
+    counter is bound to the body's first input, of its type."""
     p = step.eqn.params
     (n,), consts, carry = split(step.eqn.invars, 1, p["num_consts"])
     outs = step.eqn.outvars
@@ -405,9 +415,14 @@ def _for_loop(m, step):
         cur = _current(m, homes)
         _place(m, body_plan, homes, cur, {})
         i = t
-        if cty == "i32":
+        if p["reverse"]:               # (the index counts down; the loop still counts up)
             i = m.fresh()
-            m.emit(f"{i} = trunc i64 {t} to i32")
+            m.emit(f"{i} = sub nsw i64 {bound}, 1")
+            j, i = i, m.fresh()
+            m.emit(f"{i} = sub nsw i64 {j}, {t}")
+        if cty == "i32":
+            w, i = i, m.fresh()
+            m.emit(f"{i} = trunc i64 {w} to i32")
         got = _sub(m, body_plan, [("s", i if cty else None, cty)] + fixed + cur)
         _update(m, homes, cur, got)
     if bound is not None:

@@ -104,6 +104,8 @@ def _target_machine():
                                               ctypes.c_void_p).value)
         exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_TypeError")
         llvm.add_symbol("xf_PyExc_TypeError", ctypes.addressof(exc))   # (Numba binds PyExc_TypeError to the object itself)
+        exc = ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_RuntimeError")
+        llvm.add_symbol("xf_PyExc_RuntimeError", ctypes.addressof(exc))   # (ops/checks.py)
         # (the kernels' vector width for every function: the threaded chunks' too)
         _host.append((llvm.get_host_cpu_name(),
                       tuning(llvm.get_host_cpu_features().flatten())))

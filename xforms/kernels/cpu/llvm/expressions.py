@@ -47,6 +47,9 @@ class Expressions(ScalarModule):
             return blocks.load(self, e, ty)
         if isinstance(e, Load) and e in self.invariant and self._element(e.var)[0] == ty:
             return self.invariant[e]        # (read before the innermost loop)
+        if isinstance(e, Load) and e.var not in self.arrays and e.var in self.names \
+                and not e.var.aval.shape:   # (a 0-d value the module holds as a value)
+            return self._typed(e.var, self.names[e.var], ty)
         if isinstance(e, Load):
             data, shape = self.arrays.get(e.var, (None, None))
             if data is None or self._element(e.var)[0] != ty:

@@ -43,7 +43,7 @@ from ...plan.index_maps import acts_as_view
 from ...loops.peeling import peeling as _peeling
 from ..math_choice import VECMATH, VECMATH_MIN_ELEMENTS, vecmath_size
 from . import control, memory, numpy_abi, row_reads, slots, team, threaded
-from .ops import complexes, integers, reductions, special
+from .ops import checks, complexes, integers, reductions, special
 from .ops.arrays import copies, cumulative, indexing, sorting
 from .ops.linalg import blocks, lapack, products, spectral, views
 from .ops.signal import convolutions, fft
@@ -64,6 +64,14 @@ def lower(plan):
         return Loops(plan).text()
     except Refused:
         return None
+
+
+def _complex(plan):
+    """Whether a value of `plan`'s program is complex (its scalar code is this module's:
+    scalar.py spells floats and integers only)."""
+    j = plan.jaxpr
+    return any(complexes.is_complex(v.aval) for v in (*j.invars, *j.outvars, *(
+        o for st in plan.steps for e, _ in getattr(st, "body", ()) for o in e.outvars)))
 
 
 def _noalias(m, v):
@@ -97,6 +105,7 @@ def outside(step):
                 or convolutions.takes(step.eqn) or lapack.takes(step.eqn)
                 or spectral.takes(step.eqn) or fft.takes(step.eqn)
                 or cumulative.takes(step.eqn) or sorting.takes(step.eqn)
+                or checks.takes(step.eqn)
                 else "an op other than a product, a concatenate, a reshape, a gather, "
                      "a scatter, a float convolution, a real factorisation, an fft, a "
                      "real cumulative op or a sort")
@@ -139,7 +148,7 @@ class Loops(Expressions):
 
     def text(self):
         plan = self.plan
-        if all(getattr(st, "shape", None) == () for st in plan.steps):
+        if all(getattr(st, "shape", None) == () for st in plan.steps) and not _complex(plan):
             raise Refused("scalar code: xforms/kernels/cpu/llvm/scalar.py")
         self.lines.append("entry:")
         self.pooled = pooled_outputs(plan)    # (trailing arguments: the executable's pool)
@@ -190,8 +199,8 @@ class Loops(Expressions):
             return self.ty(aval)
         key = numpy_abi.STORED.get(np.dtype(aval.dtype))
         if not aval.shape:          # (an integer scalar: a count, an index, a seed; a uint64
-            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned)
-            return ty if ty.startswith("i") else self.ty(aval)
+            ty = numpy_abi.llvm_type(key or "")     # is read unsigned: scalar._unsigned;
+            return ty if ty.startswith("i") or ty in complexes.PAIRS else self.ty(aval)
         if key is None:
             raise Refused(aval)
         return key
@@ -204,6 +213,9 @@ class Loops(Expressions):
 
     # -- arguments, allocations, outputs -----------------------------------------------
     def _arg(self, k, v, ty):
+        if not v.aval.shape and complexes.is_complex(v.aval):    # (a complex scalar)
+            complexes.read_arg(self, k, v)
+            return
         if not v.aval.shape:
             super()._arg(k, v, ty)
             return
@@ -304,6 +316,9 @@ class Loops(Expressions):
             return
         if st.kind == "op" and sorting.takes(st.eqn):     # (sorting.py: a merge sort)
             sorting.emit(self, st.eqn)
+            return
+        if st.kind == "op" and checks.takes(st.eqn):      # (checks.py: RuntimeError)
+            checks.emit(self, st.eqn)
             return
         if st.kind == "op" and products.integer(st.eqn):   # (its loops, at its width)
             if st.acc is not None or st.eqn.outvars[0] in self.plan.placed:
@@ -469,7 +484,7 @@ class Loops(Expressions):
             else:
                 self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)
-            self.names[stmt.var] = self.expr(stmt.value, integers.scalar_ty(self, stmt.var.aval))
+            self.names[stmt.var] = self.expr(stmt.value, self.value_ty(stmt.var.aval))
         elif isinstance(stmt, Store) and stmt.combine is None:
             var = stmt.var
             data, shape = self.arrays[var]

@@ -67,6 +67,11 @@ declare void @Py_DecRef(ptr)
 """
 
 
+# a float's integer power, spelled by ops/powers.py (it puts its `spell` here when it is
+# imported: llvm/__init__ imports it before any kernel is written)
+POWER = []
+
+
 class Refused(Exception):
     """The program is outside the class this emitter covers."""
 
@@ -342,6 +347,10 @@ class ScalarModule:
             self.emit(f"{r} = select i1 {p}, i1 {case1}, i1 {case0}")
             self.bind(out, r)
             return
+        if (name == "convert_element_type" and np.dtype(out.aval.dtype) == np.dtype(bool)
+                and np.dtype(eqn.invars[0].aval.dtype) == np.dtype(bool)):
+            self.bind(out, self.operands(eqn, "i1")[0])     # (a weak bool made strong)
+            return
         ty = self.ty(out.aval)
         if name == "convert_element_type":
             self.bind(out, self._convert(eqn, r, ty))
@@ -409,8 +418,8 @@ class ScalarModule:
             return self._maxmin(r, ty, name, args)
         if name == "select_n" and len(args) == 3:      # pred ? case1 : case0
             return f"{r} = select i1 {args[0]}, {ty} {args[2]}, {ty} {args[1]}"
-        if name == "integer_pow" and 0 < abs(eqn.params["y"]) <= 8:
-            return self._integer_pow(r, ty, args[0], eqn.params["y"])
+        if name == "integer_pow" and eqn.params["y"] and POWER:   # (ops/powers.py)
+            return POWER[0](self, r, ty, args[0], eqn.params["y"], llvm_const(1.0, ty))
         if name == "logaddexp" and len(args) == 2:
             return self._logaddexp(r, ty, *args)
         raise Refused(eqn)
@@ -493,18 +502,6 @@ class ScalarModule:
 
     def _call_line(self, r, ty, fn, args):
         self.emit(self._call(r, ty, f"{fn}.{'f32' if ty == 'float' else 'f64'}", args))
-
-    def _integer_pow(self, r, ty, x, y):
-        """`x * x * ...` left to right, `1 / (...)` for y < 0: the Numba path's spelling
-        (xforms/kernels/loops/scalar_rules.py `_integer_pow`, as XLA multiplies)."""
-        acc = x
-        for _ in range(abs(y) - 1):
-            t = self.fresh()
-            self.emit(f"{t} = fmul {ty} {acc}, {x}")
-            acc = t
-        if y < 0:
-            return f"{r} = fdiv {ty} {llvm_const(1.0, ty)}, {acc}"
-        return f"{r} = select i1 true, {ty} {acc}, {ty} {acc}"      # (y = 1: x itself)
 
     def _logaddexp(self, r, ty, x, y):
         """The CPU scalar rule's branch-free spelling (xforms/kernels/loops/scalar_rules.py

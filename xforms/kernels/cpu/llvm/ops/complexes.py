@@ -294,6 +294,28 @@ def box(m, v):
     return r
 
 
+def read_arg(m, k, v):
+    """Read rank-0 complex argument `k` (object `%o{k}`: the executable passes a NumPy
+    complex scalar) as `v`'s pair by its `__complex__` (PyComplex_AsCComplex: a Python
+    complex, np.complex64 too -- PyComplex_RealAsDouble would drop its imaginary part),
+    a complex64's parts narrowed; a failure (-1.0 with an error set) fails the call; then
+    block a{k+1}."""
+    ty = TYPES[np.dtype(v.aval.dtype)]
+    m.decls.add("declare {double, double} @PyComplex_AsCComplex(ptr)")
+    m.emit(f"%z{k} = call {{double, double}} @PyComplex_AsCComplex(ptr %o{k})")
+    re, im = _split(m, "{double, double}", f"%z{k}")
+    m.emit(f"%m{k} = fcmp oeq double {re}, -1.0")
+    m.emit(f"br i1 %m{k}, label %e{k}, label %c{k}")
+    m.lines.append(f"e{k}:")            # (-1.0 is also a valid real part)
+    m.emit(f"%r{k} = call ptr @PyErr_Occurred()")
+    m.emit(f"%f{k} = icmp ne ptr %r{k}, null")
+    m.emit(f"br i1 %f{k}, label %fail, label %c{k}")
+    m.label(f"c{k}")
+    m.names[v] = pair(m, ty, fp_cast(m, re, "double", _PART[ty]),
+                      fp_cast(m, im, "double", _PART[ty]))
+    m.emit(f"br label %a{k + 1}")
+
+
 def _convert(m, arg, src, oty):
     """np.<dst>(x) of a float or complex: a float becomes the real part (imag +0.0), a
     complex's real part becomes a float; parts widen or narrow as floats do."""
