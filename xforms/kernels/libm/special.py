@@ -39,8 +39,8 @@ betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
 
-from xforms.primitives.special.erf_inv_poly import (_ERFINV32_LARGE, _ERFINV32_SMALL,
-                                                   _ERFINV64_C)
+from xforms.primitives.special.erf_inv_poly import (ERFINV32_LARGE, ERFINV32_SMALL,
+                                                   ERFINV64_C)
 
 _PI = math.pi
 _NAN = math.nan
@@ -177,17 +177,17 @@ def _make_inverse(complement):
             if w < 5.0:
                 z = w - 2.5
                 p = 0.0
-                for c in _ERFINV32_SMALL:
+                for c in ERFINV32_SMALL:
                     p = p * z + c
             elif w < 16.0:
                 z = math.sqrt(w) - 3.0
                 p = 0.0
-                for c in _ERFINV32_LARGE:
+                for c in ERFINV32_LARGE:
                     p = p * z + c
             else:
                 z = math.sqrt(w) - 5.0
                 p = 0.0
-                for c in _ERFINV64_C:
+                for c in ERFINV64_C:
                     p = p * z + c
             x = p * abs(y)
             d = math.exp(-x * x) / _SQRT_PI_2

@@ -15,9 +15,9 @@ import numpy as np
 from ...core.engine_prims import broadcast_in_dim, convert_element_type
 from .. import elementwise as ew
 
-_ERFINV32_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+ERFINV32_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV32_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+ERFINV32_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                    0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 _ERFINV64_A = (-3.6444120640178196996e-21, -1.685059138182016589e-19,
                1.2858480715256400167e-18, 1.115787767802518096e-17,
@@ -39,7 +39,7 @@ _ERFINV64_B = (2.2137376921775787049e-09, 9.0756561938885390979e-08,
                0.00095328937973738049703, -0.0016882755560235047313,
                0.0024914420961078508066, -0.0037512085075692412107,
                0.005370914553590063617, 1.0052589676941592334, 3.0838856104922207635)
-_ERFINV64_C = (-2.7109920616438573243e-11, -2.5556418169965252055e-10,
+ERFINV64_C = (-2.7109920616438573243e-11, -2.5556418169965252055e-10,
                1.5076572693500548083e-09, -3.7894654401267369937e-09,
                7.6157012080783393804e-09, -1.4960026627149240478e-08,
                2.9147953450901080826e-08, -6.7711997758452339498e-08,
@@ -107,8 +107,8 @@ def erf_inv_composite(x):
 def _erf_inv32(w):
     lt = ew.lt(w, _k(w, 5.0))
     w = _where(lt, ew.sub(w, _k(w, 2.5)), ew.sub(ew.sqrt(w), _k(w, 3.0)), w)
-    p = _where(lt, _ERFINV32_SMALL[0], _ERFINV32_LARGE[0], w)
-    for a, b in zip(_ERFINV32_SMALL[1:], _ERFINV32_LARGE[1:]):
+    p = _where(lt, ERFINV32_SMALL[0], ERFINV32_LARGE[0], w)
+    for a, b in zip(ERFINV32_SMALL[1:], ERFINV32_LARGE[1:]):
         p = ew.add(_where(lt, a, b, w), ew.mul(p, w))
     return p
 
@@ -123,7 +123,7 @@ def _erf_inv64(w):
         if i < 19:
             c = _where(lt6, c, _ERFINV64_B[i], w)
         if i < 17:
-            c = _where(lt16, c, _ERFINV64_C[i], w)
+            c = _where(lt16, c, ERFINV64_C[i], w)
         return c if hasattr(c, "aval") or np.ndim(c) else _k(w, c)
     p = coef(0)
     for i in range(1, 17):
@@ -177,10 +177,10 @@ def _erf_inv_numpy(x):
     if x.dtype == np.float64:
         branches = ((w < 6.25, _ERFINV64_A, lambda v: v - 3.125),
                     ((w >= 6.25) & (w < 16.0), _ERFINV64_B[:19], lambda v: np.sqrt(v) - 3.25),
-                    (~(w < 16.0), _ERFINV64_C[:17], lambda v: np.sqrt(v) - 5.0))
+                    (~(w < 16.0), ERFINV64_C[:17], lambda v: np.sqrt(v) - 5.0))
     else:
-        branches = ((w < k(5.0), _ERFINV32_SMALL, lambda v: v - k(2.5)),
-                    (~(w < k(5.0)), _ERFINV32_LARGE, lambda v: np.sqrt(v) - k(3.0)))
+        branches = ((w < k(5.0), ERFINV32_SMALL, lambda v: v - k(2.5)),
+                    (~(w < k(5.0)), ERFINV32_LARGE, lambda v: np.sqrt(v) - k(3.0)))
     _, coeffs, shift = branches[0]
     p = _horner_np(shift(w), coeffs)        # (the central branch on all: the common case)
     for mask, coeffs, shift in branches[1:]:
