@@ -838,14 +838,13 @@ def test_scatter_and_gather_modes_render_as_jax():
         [30, -128]
 
 
-@pytest.mark.xfail(strict=True, reason="open: complex arctan2 is not XLA's bit for bit")
 def test_complex_arctan2_on_the_negative_real_axis():
-    """Open (session 31, promotion chains, deep seed 3102): arctan2(False, arctan2(int32 -2,
-    complex64 -1)).  xforms' arctan2(-2, -1 + 0j) is -2.0344439 + 1.2e-8j, jax 0.10.2's
+    """Session 31 (promotion chains, deep seed 3102): arctan2(False, arctan2(int32 -2,
+    complex64 -1)).  xforms' arctan2(-2, -1 + 0j) was -2.0344439 + 1.2e-8j, jax 0.10.2's
     -2.0344439 - 0j: XLA's complex atan2 (its emitter's own sqrt, divide and log) rounds
-    otherwise, and the next arctan2 then lands on the other side of the cut: -pi - 4.7e-33j
-    here, pi + 0j in jax.  Fixing it means XLA's complex atan2 step by step (session 31
-    measured 3,980 of 4,356 complex64 pairs a few bits away; 53 beyond rtol 1e-5)."""
+    otherwise, and the next arctan2 then landed on the other side of the cut: -pi - 4.7e-33j,
+    pi + 0j in jax.  Session 32: XLA's steps (numpy/complex_atan2.py; more in
+    test_jax_complex_atan2.py)."""
     y = xnp.arctan2(xnp.asarray(np.array([-2], np.int32)),
                     xnp.asarray(np.array([-1 + 0j], np.complex64)))
     z = np.asarray(xnp.arctan2(xnp.asarray(np.array([False])), y))
