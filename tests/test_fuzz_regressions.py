@@ -851,6 +851,22 @@ def test_complex_arctan2_on_the_negative_real_axis():
     assert z[0].real == np.float32(3.1415927) and z[0].imag == 0
 
 
+def test_complex_arctan2_past_the_cut_and_its_oracle():
+    """Session 32 (promotion chains, seed 3102 rerun after the fix above): `(weak 0.5j *
+    float16 [0.5, -1.25, 2]) ` then `arctan2(bool [T, F, T], .)`.  The middle element is
+    arctan2(0, -0 - 0.625j): jax 0.10.2 3.1415925 + 0j, xforms 3.1415927 + 0j (now on jax's
+    side), while the oracle's NumPy formula -i log((x + iy) / sqrt(x^2 + y^2)) gave -pi: the
+    oracle now renders XLA's steps (tests/fuzz/xla_complex_atan2.py)."""
+    from fuzz import promotion as P
+    v = P.make("weak_complex") * P.make("f16")
+    got = np.asarray(xnp.arctan2(P.make("b"), v))
+    want = [1.5707963705062866 - 0.2554127871990204j, 3.141592502593994 + 0j]
+    np.testing.assert_allclose(got[:2], want, rtol=1e-6)
+    assert got[1].imag == 0 and not np.signbit(got[1].imag) and np.isnan(got[2].real)
+    ref = P._ref_arctan2(np.array([True, False, True]).astype(np.complex64), np.asarray(v))
+    np.testing.assert_allclose(ref[:2], want, rtol=1e-6)
+
+
 def test_lax_cummax_of_a_weak_value_stays_weak():
     """Session 31 (dtype programs over empty arrays, seed 2): `lax.cummax(p0 * 0.5, axis=0)`
     of a bool p0 is weakly typed float64 in jax 0.10.2 and in xforms (lax.cummin too;
