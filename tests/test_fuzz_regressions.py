@@ -867,6 +867,20 @@ def test_complex_arctan2_past_the_cut_and_its_oracle():
     np.testing.assert_allclose(ref[:2], want, rtol=1e-6)
 
 
+def test_complex_programs_compare_a_complex64_input_in_its_roundings():
+    """Session 32 (complex programs, seed 3214): `exp(c128 p0) + sin(c64 p1)` at p1 =
+    0.25 - 1.25j.  The compiled tier's complex64 sin is a float32 rounding off the eager
+    one's (0.46720356 - 1.55211937j, eager and jax 0.10.2 0.46720353 - 1.55211926j: the
+    documented last-bit class), and the sum is complex128, whose eps the oracle took: 64
+    roundings of float64 failed.  The tolerance is now the roundings of the narrowest input."""
+    from fuzz.complex_programs import ComplexCase, check_complex_tiers
+    src = ("def f(p0, p1):\n    v0 = xnp.exp(p0)\n    v1 = xnp.sin(p1)\n    v2 = v0 + v1\n"
+           "    return (v0, v1, v2,)")
+    case = ComplexCase(src, (np.zeros(2, np.complex128),
+                             np.array([0.25 + 0.25j, 0.25 - 1.25j], np.complex64)), {})
+    check_complex_tiers([case])
+
+
 def test_lax_cummax_of_a_weak_value_stays_weak():
     """Session 31 (dtype programs over empty arrays, seed 2): `lax.cummax(p0 * 0.5, axis=0)`
     of a bool p0 is weakly typed float64 in jax 0.10.2 and in xforms (lax.cummin too;
