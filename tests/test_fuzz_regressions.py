@@ -881,6 +881,21 @@ def test_complex_programs_compare_a_complex64_input_in_its_roundings():
     check_complex_tiers([case])
 
 
+def test_complex_programs_compare_arctan2_near_zero_in_its_operands_roundings():
+    """Session 32 (complex programs with arctan2 drawn, seed 3215): v0 = exp(p1), v1 =
+    arctan2(v0, v0), v2 = arctan2(p1, v1) at p1 = -1e-20 + 0j (complex64).  v1 is a float32
+    rounding apart between eager (NumPy's float32 log/atan2) and compiled (libm's: jax
+    0.10.2's bits, 0.78539819 + 5.9604645e-08j), and v2, whose operands are near 1 and whose
+    value is near 0, carries that: -9.0e-15 eagerly, 0 compiled, 9.5e-16 in jax.  The
+    comparison scaled with v2's own modulus; it now takes an arctan2's operands' size."""
+    from fuzz.complex_programs import ComplexCase, check_complex_tiers
+    src = ("def f(p0, p1):\n    v0 = xnp.exp(p1)\n    v1 = xnp.arctan2(v0, v0)\n"
+           "    v2 = xnp.arctan2(p1, v1)\n    return (v0, v1, v2,)")
+    p1 = np.array([-1e-20 + 0j, complex(np.inf, 1.5), 0j], np.complex64)
+    check_complex_tiers([ComplexCase(src, (np.full(3, 0.25 + 0.25j), p1), {},
+                                     {1: 1.0, 2: 1.0})])
+
+
 def test_lax_cummax_of_a_weak_value_stays_weak():
     """Session 31 (dtype programs over empty arrays, seed 2): `lax.cummax(p0 * 0.5, axis=0)`
     of a bool p0 is weakly typed float64 in jax 0.10.2 and in xforms (lax.cummin too;
