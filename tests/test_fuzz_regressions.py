@@ -838,18 +838,62 @@ def test_scatter_and_gather_modes_render_as_jax():
         [30, -128]
 
 
-@pytest.mark.xfail(strict=True, reason="open: complex arctan2 is not XLA's bit for bit")
 def test_complex_arctan2_on_the_negative_real_axis():
-    """Open (session 31, promotion chains, deep seed 3102): arctan2(False, arctan2(int32 -2,
-    complex64 -1)).  xforms' arctan2(-2, -1 + 0j) is -2.0344439 + 1.2e-8j, jax 0.10.2's
+    """Session 31 (promotion chains, deep seed 3102): arctan2(False, arctan2(int32 -2,
+    complex64 -1)).  xforms' arctan2(-2, -1 + 0j) was -2.0344439 + 1.2e-8j, jax 0.10.2's
     -2.0344439 - 0j: XLA's complex atan2 (its emitter's own sqrt, divide and log) rounds
-    otherwise, and the next arctan2 then lands on the other side of the cut: -pi - 4.7e-33j
-    here, pi + 0j in jax.  Fixing it means XLA's complex atan2 step by step (session 31
-    measured 3,980 of 4,356 complex64 pairs a few bits away; 53 beyond rtol 1e-5)."""
+    otherwise, and the next arctan2 then landed on the other side of the cut: -pi - 4.7e-33j,
+    pi + 0j in jax.  Session 32: XLA's steps (numpy/complex_atan2.py; more in
+    test_jax_complex_atan2.py)."""
     y = xnp.arctan2(xnp.asarray(np.array([-2], np.int32)),
                     xnp.asarray(np.array([-1 + 0j], np.complex64)))
     z = np.asarray(xnp.arctan2(xnp.asarray(np.array([False])), y))
     assert z[0].real == np.float32(3.1415927) and z[0].imag == 0
+
+
+def test_complex_arctan2_past_the_cut_and_its_oracle():
+    """Session 32 (promotion chains, seed 3102 rerun after the fix above): `(weak 0.5j *
+    float16 [0.5, -1.25, 2]) ` then `arctan2(bool [T, F, T], .)`.  The middle element is
+    arctan2(0, -0 - 0.625j): jax 0.10.2 3.1415925 + 0j, xforms 3.1415927 + 0j (now on jax's
+    side), while the oracle's NumPy formula -i log((x + iy) / sqrt(x^2 + y^2)) gave -pi: the
+    oracle now renders XLA's steps (tests/fuzz/xla_complex_atan2.py)."""
+    from fuzz import promotion as P
+    v = P.make("weak_complex") * P.make("f16")
+    got = np.asarray(xnp.arctan2(P.make("b"), v))
+    want = [1.5707963705062866 - 0.2554127871990204j, 3.141592502593994 + 0j]
+    np.testing.assert_allclose(got[:2], want, rtol=1e-6)
+    assert got[1].imag == 0 and not np.signbit(got[1].imag) and np.isnan(got[2].real)
+    ref = P._ref_arctan2(np.array([True, False, True]).astype(np.complex64), np.asarray(v))
+    np.testing.assert_allclose(ref[:2], want, rtol=1e-6)
+
+
+def test_complex_programs_compare_a_complex64_input_in_its_roundings():
+    """Session 32 (complex programs, seed 3214): `exp(c128 p0) + sin(c64 p1)` at p1 =
+    0.25 - 1.25j.  The compiled tier's complex64 sin is a float32 rounding off the eager
+    one's (0.46720356 - 1.55211937j, eager and jax 0.10.2 0.46720353 - 1.55211926j: the
+    documented last-bit class), and the sum is complex128, whose eps the oracle took: 64
+    roundings of float64 failed.  The tolerance is now the roundings of the narrowest input."""
+    from fuzz.complex_programs import ComplexCase, check_complex_tiers
+    src = ("def f(p0, p1):\n    v0 = xnp.exp(p0)\n    v1 = xnp.sin(p1)\n    v2 = v0 + v1\n"
+           "    return (v0, v1, v2,)")
+    case = ComplexCase(src, (np.zeros(2, np.complex128),
+                             np.array([0.25 + 0.25j, 0.25 - 1.25j], np.complex64)), {})
+    check_complex_tiers([case])
+
+
+def test_complex_programs_compare_arctan2_near_zero_in_its_operands_roundings():
+    """Session 32 (complex programs with arctan2 drawn, seed 3215): v0 = exp(p1), v1 =
+    arctan2(v0, v0), v2 = arctan2(p1, v1) at p1 = -1e-20 + 0j (complex64).  v1 is a float32
+    rounding apart between eager (NumPy's float32 log/atan2) and compiled (libm's: jax
+    0.10.2's bits, 0.78539819 + 5.9604645e-08j), and v2, whose operands are near 1 and whose
+    value is near 0, carries that: -9.0e-15 eagerly, 0 compiled, 9.5e-16 in jax.  The
+    comparison scaled with v2's own modulus; it now takes an arctan2's operands' size."""
+    from fuzz.complex_programs import ComplexCase, check_complex_tiers
+    src = ("def f(p0, p1):\n    v0 = xnp.exp(p1)\n    v1 = xnp.arctan2(v0, v0)\n"
+           "    v2 = xnp.arctan2(p1, v1)\n    return (v0, v1, v2,)")
+    p1 = np.array([-1e-20 + 0j, complex(np.inf, 1.5), 0j], np.complex64)
+    check_complex_tiers([ComplexCase(src, (np.full(3, 0.25 + 0.25j), p1), {},
+                                     {1: 1.0, 2: 1.0})])
 
 
 def test_lax_cummax_of_a_weak_value_stays_weak():

@@ -51,7 +51,7 @@ def _wrap_program(x, y):
     """int64 arithmetic that may overflow: elementwise, a literal operand, a cube, sums and
     products along both axes (a thread's loop, the block's tree) and of everything."""
     import xforms.numpy as xnp
-    return (x + y, x * y - x, 3 - x, x ** 3, xnp.sum(x, axis=0), xnp.prod(y, axis=1),
+    return (x + y, x * y - x, 3 - x, x ** 3, x ** 41, xnp.sum(x, axis=0), xnp.prod(y, axis=1),
             xnp.sum(x * y))
 
 

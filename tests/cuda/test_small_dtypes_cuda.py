@@ -62,3 +62,27 @@ XY64 = np.array([[_M.max, _M.max, 3], [_M.min, -1, _M.min]], np.int64)
 def test_int64_arithmetic_wraps_on_cuda(f, args, want):
     got = np.asarray(xf.jit(f, backend="cuda")(*args))     # (xforms is always 64-bit)
     np.testing.assert_array_equal(got, np.asarray(want, got.dtype))
+
+
+# Signed integer powers wrap on CUDA as on both CPU paths (session 32: n > 8 printed Numba's
+# own `**`, whose products are `nsw`; narrower dtypes multiplied without wrapping): by
+# squaring in printer/scalar's `wrapping_ipow` device function, n <= 8 as repeated wrapping
+# products, then cast.  The simulator wraps either way: ptx_check --nsw counts the flags
+# (x ** 41 there).  jax 0.10.2 (x64): `jax.jit(lambda v: v ** n)(a).tolist()`
+_P64 = np.array([3037000500, 3, -3037000500, 1 << 32], np.int64)
+_P16 = np.array([32767, -300, -1, 3], np.int16)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # (NumPy scalars)
+@pytest.mark.parametrize("a,n,want", [
+    (_P64, 41, [0, -420491770248316829, 0, 0]),
+    (np.array([2 ** 31 - 1, -2 ** 31, -1, 7], np.int32), 9, [2147483647, 0, -1, 40353607]),
+    (np.array([127, -128, -1, 3], np.int8), 11, [127, 0, -1, -5]),
+    (_P16, 4, [1, 12544, 1, 81]), (_P16, 3, [32767, 832, -1, 27]),
+], ids=["int64-41", "int32-9", "int8-11", "int16-4", "int16-3"])
+def test_signed_integer_powers_wrap_on_cuda(a, n, want):
+    got = np.asarray(xf.jit(lambda v: v ** n, backend="cuda")(a))
+    assert got.dtype == a.dtype
+    np.testing.assert_array_equal(got, np.asarray(want, a.dtype))
+    wrapped = np.asarray(xf.jit(lambda v: v ** 40 < 0, backend="cuda")(_P64))   # (3 ** 40 wraps)
+    assert wrapped.tolist() == [False, True, False, False]

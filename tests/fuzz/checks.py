@@ -451,7 +451,9 @@ def fast_tier_only():
             del os.environ["XFORMS_TIERED_MAX_EAGER"]
         else:
             os.environ["XFORMS_TIERED_MAX_EAGER"] = limit
-    assert submitted and all(e.fast_calls for e in submitted), "the fast tier did not run"
+    # (a `tiered.later` job -- the eager complex kernels' builds -- is no executable)
+    exes = [e for e in submitted if type(e) is not tiered._Later]
+    assert exes and all(e.fast_calls for e in exes), "the fast tier did not run"
 
 
 def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False,

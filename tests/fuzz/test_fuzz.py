@@ -23,6 +23,7 @@ from .checks import (axes_for, cases, check_eager, check_grad, check_grads2, che
                      check_vjp, check_vmap, loop_segments)
 from .complex_programs import check_complex_tiers, complex_programs
 from .dtype_programs import check_dtype_tiers, check_llvm_path, dtype_programs
+from .dtype_vmap import check_dtype_vmap
 from .layouts import LAYOUTS
 from .promotion import check_promotion, operator_chains
 from .scalar_programs import check_scalar_tiers, scalar_programs
@@ -167,6 +168,25 @@ def test_dtype_programs_compiled_matches_fast_tier(group, numba, layout):
        st.sampled_from(LAYOUTS))
 def test_indexed_programs_compiled_matches_fast_tier(group, layout):
     check_dtype_tiers(group, layout=layout)
+
+
+# the dtype programs, and the indexed ones (their indices batched too), under vmap with drawn
+# in_axes (0, -1 or None) and batch size: vmap eagerly and jit(vmap) compiled against the
+# program run example by example, bit for bit (tests/fuzz/dtype_vmap.py; session 32)
+@settings(max_examples=share(0.05, cap=150))
+@given(st.lists(st.one_of(dtype_programs(max_stmts=4), dtype_programs(indexed_only=True)),
+                min_size=2, max_size=2), st.data(), st.booleans())
+def test_dtype_programs_under_vmap_match_a_loop(group, data, numba):
+    in_axes = []
+    for case in group:
+        axes = data.draw(st.lists(st.sampled_from([0, -1, None]), min_size=len(case.args),
+                                  max_size=len(case.args)), label="in_axes")
+        nd = [a.ndim for a in case.args]
+        axes = [0 if ax == -1 and not d else ax for ax, d in zip(axes, nd)]
+        if all(ax is None for ax in axes):
+            axes[0] = 0
+        in_axes.append(axes)
+    check_dtype_vmap(group, in_axes, data.draw(st.integers(1, 3), label="size"), numba)
 
 
 # the same programs over float32/float64 with the reductions the direct LLVM kernels fold:

@@ -195,20 +195,31 @@ def iterable(y):
     return np.iterable(y)
 
 
+def _dims(s):
+    """One shape of broadcast_shapes as jax reads it: one size where np.ndim(s) is 0, else
+    the sizes `s` iterates over (an array's rows: an empty array is the shape ())."""
+    nd = aval(s).ndim if isinstance(s, Tracer) else np.ndim(s)
+    return (s,) if nd == 0 else tuple(s)
+
+
 def _shape_arg(s):
-    """One shape of broadcast_shapes: a sequence of sizes or one size, each a non-negative
-    integer (operator.index, as jax; a negative size is refused as NumPy and jax do)."""
+    """One shape of broadcast_shapes (`_dims`), each size a non-negative integer
+    (operator.index, as jax; a negative size is refused as NumPy and jax do)."""
     # (an int stays itself: the CPU backend's symbolic sizes are an int subclass)
-    sizes = tuple(d if isinstance(d, int) else operator.index(d)
-                  for d in (s if isinstance(s, (tuple, list)) else (s,)))
+    sizes = tuple(d if isinstance(d, int) else operator.index(d) for d in _dims(s))
     if any(d < 0 for d in sizes):
         raise ValueError(f"broadcast_shapes: negative dimensions are not allowed, got {sizes}")
     return sizes
 
 
 def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to.
+    """The shape the given shapes broadcast to; each size is the object given for it (as
+    jax: a uint16 0-d array stays one), the first of that value from the left.
 
         >>> xnp.broadcast_shapes((2, 1), (3,))                   # (2, 3)
     """
-    return tuple(_bshapes(*(_shape_arg(s) for s in shapes)))
+    out = tuple(_bshapes(*(_shape_arg(s) for s in shapes)))
+    given = [_dims(s) for s in shapes]
+    return tuple(next((g[i - len(out) + len(g)] for g in given
+                       if i - len(out) + len(g) >= 0 and g[i - len(out) + len(g)] == d), d)
+                 for i, d in enumerate(out))

@@ -270,7 +270,8 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     """Elements of `a` at `indices` along `axis` (flattened when None), as JAX's `take`:
     mode "fill" (the default) gives `fill_value` (NaN, ...) for an out-of-bounds index,
     "clip" clamps the index as given (-1 is 0), "wrap" takes it modulo the length; a
-    negative index otherwise counts from the end.
+    negative index otherwise counts from the end.  From an axis of length 0 (as jax): `a`
+    itself (raveled for axis=None) when there are no indices, else IndexError.
 
     >>> xnp.take(xnp.arange(3.0), np.array([-1, 5]))                  # [2., nan]
     """
@@ -295,6 +296,13 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
         indices = _clip_or_wrap(ix.index_values(indices), n, mode)
     elif mode not in (None, "fill"):
         raise ValueError(f"take: invalid mode {mode!r}; use 'fill', 'clip' or 'wrap'")
+    if n == 0:      # (jax: the operand itself, raveled for axis=None, whatever the indices'
+        if aval(indices).size:                                   # dtype; or IndexError)
+            raise IndexError("take: cannot take a non-empty set of indices from an empty "
+                             f"axis (axis {axis} of {aval(a).str_short()})")
+        return a
+    if not aval(indices).size and aval(indices).dtype.kind not in "iu":
+        indices = convert(indices, np.int64)    # (jax: no indices of any dtype, no values)
     return getitem(a, (slice(None),) * axis + (indices,),
                    "clip" if mode in ("clip", "wrap") else "fill", fill_value)
 

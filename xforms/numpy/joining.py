@@ -64,7 +64,10 @@ def insert(arr, obj, values, axis=None):
         return _insert_at_traced(arr, obj, values, canon_axis(axis, aval(arr).ndim))
     a, v = aval(arr), aval(values)
     ax = canon_axis(axis, a.ndim)
-    obj = _static(obj, "insert")
+    given, obj = obj, _static(obj, "insert")
+    if not isinstance(obj, (slice, core.Tracer)) and obj.size == 0 and \
+            obj.dtype.kind not in "iu" and not isinstance(given, core.Array):
+        obj = obj.astype(np.int64)          # (jax: an empty float list or array: no positions)
     if not isinstance(obj, slice) and obj.dtype.kind in "iu":    # JAX's: clipped, not refused
         obj = clipped_positions(obj, a.shape[ax])
     pos = np.arange(a.size, dtype=np.int64).reshape(a.shape)
@@ -143,6 +146,9 @@ def array_split(ary, indices_or_sections, axis=0):
         sizes = [each + 1] * extra + [each] * (k - extra)
         bounds = list(np.cumsum(sizes)[:-1])
         return man.split(ary, bounds, ax)
+    if isinstance(indices_or_sections, core.Tracer) and aval(indices_or_sections).ndim \
+            and not aval(indices_or_sections).size:     # (jax iterates: none to know)
+        return man.split(ary, [], ax)
     return man.split(ary, list(_static(indices_or_sections, "array_split")), ax)
 
 
@@ -157,7 +163,7 @@ def _split_nd(name, axis, min_nd):
     return f
 
 
-vsplit = _split_nd("vsplit", 0, 2)
+vsplit = _split_nd("vsplit", 0, 1)         # (jax: a 1-d array splits along its axis too)
 hsplit = _split_nd("hsplit", 1, 1)
 dsplit = _split_nd("dsplit", 2, 3)
 

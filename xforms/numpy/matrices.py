@@ -265,6 +265,9 @@ def _shift_list(shift):
     if isinstance(shift, (tuple, list)):
         return list(shift)
     nd = aval(shift).ndim if isinstance(shift, Tracer) else np.ndim(shift)
+    size = aval(shift).size if isinstance(shift, Tracer) else np.size(shift)
+    if nd > 1 and size == 0:            # (jax iterates over it: no shifts)
+        return []
     if nd > 1:
         raise ValueError("roll: 'shift' and 'axis' must be scalars or 1-d arrays, got a "
                          f"{nd}-d shift")

@@ -62,7 +62,12 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     if trim_leading_zeros:
         raise NotImplementedError("polymul: trim_leading_zeros=True is not supported")
     from .convolve import convolve
-    a1, a2 = promote_keep_shapes((_vec(a1, "polymul"), _vec(a2, "polymul")), inexact=True)
+
+    def coefficients(p):      # (jax: len(p) == 0 is [0] whatever p's rank; else 1-D only)
+        p = asarray_operand(p)
+        none = aval(p).ndim > 1 and aval(p).shape[0] == 0
+        return man.reshape(p, (0,)) if none else _vec(p, "polymul")
+    a1, a2 = promote_keep_shapes((coefficients(a1), coefficients(a2)), inexact=True)
     dt = aval(a1).dtype
     a1 = a1 if aval(a1).shape[0] else np.zeros(1, dt)
     a2 = a2 if aval(a2).shape[0] else np.zeros(1, dt)

@@ -4,6 +4,7 @@ import numpy as np
 from ..core import trace as core
 from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
+from .complex_atan2 import xla_atan2
 from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
                     is_python_scalar, promote, with_weak)
 
@@ -154,9 +155,10 @@ divide = true_divide
 
 def atan2(x, y):
     """lax.atan2: the primitive on real operands; on complex ones XLA's extension
-    -i log((y + i x) / sqrt(y^2 + x^2)) built from primitives (jax.lax.atan2 takes complex
-    operands: jnp.arctan2(1., 1+2j) is 0.2318-0.4024j), so every tier and derivative
-    follows from theirs.
+    -i log((y + i x) / sqrt(y^2 + x^2)) built from primitives step by step as XLA emits it
+    (complex_atan2.py: the rounding decides the side of a branch cut; jax.lax.atan2 takes
+    complex operands: jnp.arctan2(1., 1+2j) is 0.2318-0.4024j), so every tier and
+    derivative follows from theirs.
 
         >>> complex(atan2(np.complex128(1), np.complex128(1 + 2j)))   # doctest: +ELLIPSIS
         (0.2318238...-0.4023594...j)
@@ -164,9 +166,7 @@ def atan2(x, y):
     x, y = ew.like(x, y), ew.like(y, x)
     if aval(x).dtype.kind != "c":
         return ew.atan2(x, y)
-    ratio = ew.div(ew.add(y, ew.mul(ew.like(1j, x), x)),
-                   ew.sqrt(ew.add(ew.mul(y, y), ew.mul(x, x))))
-    return ew.mul(ew.like(-1j, x), ew.log(ratio))
+    return xla_atan2(x, y)
 
 
 arctan2 = _binary_float(atan2, "arctan2")

@@ -37,6 +37,7 @@ from .printer import complexes  # noqa: F401  (complex scalar rules; after print
 from .printer import control, ops  # noqa: F401  (register rules)
 from .printer.cas import MODULE_LINE as CAS_MODULE_LINE
 from .printer.complexes import MODULE_LINE as COMPLEX_MODULE_LINE
+from .printer.scalar import MODULE_LINE as SCALAR_MODULE_LINE
 from .printer.emit import CudaEmitter
 from .launch import launcher
 from .graph import Graphs, ThunkCapture
@@ -137,7 +138,7 @@ def emit_program(closed, spec, label="function", dev_scalars=frozenset()):
             f"# xforms.kernels.cuda {FINGERPRINT}",
             "import cmath", "import math", "", "import numpy as np", "from numba import cuda",
             "from numba import types as nbt", CAS_MODULE_LINE,
-            COMPLEX_MODULE_LINE] + user_prims.module_lines(em, "cuda") + ["", ""]
+            COMPLEX_MODULE_LINE, SCALAR_MODULE_LINE] + user_prims.module_lines(em, "cuda") + ["", ""]
     lines = list(head)
     for k in em.kernels:
         k.first_line = len(lines) + 1

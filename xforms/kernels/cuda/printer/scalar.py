@@ -86,15 +86,46 @@ for _p in ALL_PRIMITIVES:            # add, sub, mul (their facts name the opera
 
 
 def _integer_pow(ctx, x):
-    """int64 x**n for 1 <= n <= 8 as XLA's repeated products, each wrapping; else shared."""
-    n = ctx.params["y"]
-    if np.dtype(ctx.dtype) != np.int64 or not 1 <= n <= 8:
+    """A signed integer x**n (n >= 1) that wraps, as XLA's (and both CPU paths): numba-cuda's
+    products and its own `**` are `nsw`, so NVVM may fold `x ** 40 < 0` to False where the
+    power wraps.  n <= 8: XLA's repeated products, each wrapping on int64, then cast to the
+    dtype (the same bits: products modulo 2**64); larger n by squaring in `wrapping_ipow`
+    (the CPU's helper, a device function here).  Else the shared rule.
+
+        >>> _integer_pow(ctx_int32_y9, "a")
+        'np.int32(wrapping_ipow(np.int64(a), 9))'
+    """
+    n, dt = ctx.params["y"], np.dtype(ctx.dtype)
+    if dt.kind != "i" or n < 1:
         return _shared_integer_pow(ctx, x)
+    if n > 8:
+        return f"np.{dt.name}(wrapping_ipow(np.int64({x}), {n}))"
     e = x
     for _ in range(n - 1):
         e = wrapping_int64(e, "*", x)
-    return e
+    return e if dt == np.int64 else f"np.{dt.name}({e})"
 
 
 _shared_integer_pow = scalar_rules[integer_pow_p]
 register_scalar_rule(integer_pow_p, _integer_pow, target="cuda")
+
+# the device functions of these rules, imported by every generated module
+MODULE_LINE = "from xforms.kernels.cuda.printer.scalar import wrapping_ipow"
+
+
+def __getattr__(name):
+    """`wrapping_ipow` as a device function, made when a generated module imports it (CPU use
+    of xforms imports this module, never numba.cuda); on the simulator a NumPy function whose
+    uint64 products wrap without a warning."""
+    if name != "wrapping_ipow":
+        raise AttributeError(name)
+    from numba import config, cuda
+    from ...runtime.int_power import _wrapping_ipow
+    if config.ENABLE_CUDASIM:
+        def fn(x, n):
+            with np.errstate(over="ignore"):
+                return _wrapping_ipow(x, n)
+    else:
+        fn = _wrapping_ipow
+    globals()[name] = cuda.jit(device=True, inline="always")(fn)
+    return globals()[name]
