@@ -16,8 +16,13 @@ from xforms import config
 from .helper_cache import CACHE as _CACHE
 
 
-def _wrapping_ipow(x, n):
-    """`x ** n` of an int64 `x` and `n >= 0`, by squaring, modulo 2**64 (read as int64)."""
+def wrapping_ipow_py(x, n):
+    """`x ** n` of an int64 `x` and `n >= 0`, by squaring, modulo 2**64 (read as int64): the
+    Python function behind the CPU's `wrapping_ipow` and the CUDA printer's device function.
+
+        >>> int(wrapping_ipow_py(3037000500, 2)) < 0
+        True
+    """
     acc, base = np.uint64(1), np.uint64(x)
     while n > 0:
         if n & 1:
@@ -27,5 +32,5 @@ def _wrapping_ipow(x, n):
     return np.int64(acc)
 
 
-wrapping_ipow = (_wrapping_ipow if config.DISABLE_JIT
-                 else numba.njit(cache=_CACHE, nogil=True)(_wrapping_ipow))
+wrapping_ipow = (wrapping_ipow_py if config.DISABLE_JIT
+                 else numba.njit(cache=_CACHE, nogil=True)(wrapping_ipow_py))

@@ -120,12 +120,12 @@ def __getattr__(name):
     if name != "wrapping_ipow":
         raise AttributeError(name)
     from numba import config, cuda
-    from ...runtime.int_power import _wrapping_ipow
+    from ...runtime.int_power import wrapping_ipow_py
     if config.ENABLE_CUDASIM:
         def fn(x, n):
             with np.errstate(over="ignore"):
-                return _wrapping_ipow(x, n)
+                return wrapping_ipow_py(x, n)
     else:
-        fn = _wrapping_ipow
+        fn = wrapping_ipow_py
     globals()[name] = cuda.jit(device=True, inline="always")(fn)
     return globals()[name]
