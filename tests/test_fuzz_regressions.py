@@ -947,3 +947,41 @@ def test_complex_x_plus_x_is_a_sum_under_jit(tiered):
                     np.complex64)
     np.testing.assert_array_equal(got, want)
     assert got.dtype == np.complex64
+
+
+def test_transposed_fori_loop_over_traced_bounds_counts_down_under_jit():
+    """Session 32 (tests/fuzz/test_fuzz.py test_jit_of_transposed_loops_matches_eager, deep
+    profile, seed 1): jit(grad) of a fori_loop over traced bounds whose body is affine in
+    its carry, with weights that change with the index, gave 0.1034 for d/dx6, eagerly
+    0.0775.  The gradient's loop is a reverse for_loop, and the direct LLVM path ran it
+    forwards (xforms/kernels/cpu/llvm/control.py `_for_loop`).  The fuzzer missed it: its
+    fori bodies' only index-weighted op (iscale) commutes, and a float -> int conversion in
+    any program of a jit group switched off the group's derivative checks."""
+    from fuzz.dtype_programs import llvm_kernels
+
+    def f(p0):
+        x0, x6 = xnp.asarray(p0[0]), xnp.asarray(p0[1])
+        v1 = x0.at[[0, 0, 0], 0:].get(mode='clip')
+        n5 = xnp.floor(2.5 + 2.0 * xnp.tanh(xnp.mean(v1))).astype(xnp.int64)
+
+        def body4(i3, c):
+            a2, = c
+            return (a2 * (1.0 + 0.5 * (i3 % 2)) + x6 * i3,)
+        return lax.fori_loop(0, n5, body4, (v1,))[0]
+
+    def f_ref(p0):
+        x0, x6 = p0
+        v1 = x0[[0, 0, 0], 0:]
+        n5 = R.floor(2.5 + 2.0 * np.tanh(np.mean(v1))).astype(np.int64)
+        return R.fori_loop(0, n5, lambda i, c: (c[0] * (1.0 + 0.5 * (i % 2)) + x6 * i,),
+                           (v1,))[0]
+    case = Case.of(f, f_ref, ((np.array([[0.345584192064786], [0.8216181435011584]]),
+                               np.array([[0.33043707618338714]])),))
+    check_grad(case)
+    g = xf.grad(lambda p: xnp.sum(f(p) * np.array([[1.0], [-2.0], [0.5]])))
+    eager = g(case.xargs()[0])
+    for numba in (False, True):          # the direct LLVM path, then Numba's
+        with llvm_kernels(not numba):
+            got = xf.jit(g, tiered=False)(case.xargs()[0])
+        for a, e in zip(got, eager):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-12, atol=1e-14)

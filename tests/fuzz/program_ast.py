@@ -134,6 +134,10 @@ OPS = {
     "dyn_slice": ("lax.dynamic_slice_in_dim({a}, {i} % {p0} - {p2}, {p1}, 0)",
                   "R.dynamic_slice_in_dim({a}, {i} % {p0} - {p2}, {p1})"),
     "iscale": ("{a} * (1.0 + 0.25 * {i})", "{a} * (1.0 + 0.25 * {i})"),
+    # an affine step whose weights change with the index: which order the steps run in shows
+    # (a transposed loop's sweep must count down; iscale's product alone commutes)
+    "istep": ("{a} * (1.0 + 0.5 * ({i} % 2)) + {b} * {i}",
+              "{a} * (1.0 + 0.5 * ({i} % 2)) + {b} * {i}"),
     # along an axis (p0), spectral, convolution and factorisations (kernels of their own on
     # both backends: cumulative loops, sort, FFT, convolution, LU/Cholesky)
     "cumsum": ("xnp.cumsum({a}, axis={p0})", "np.cumsum({a}, axis={p0})"),

@@ -61,10 +61,11 @@ class Scope:
 
 class _Gen:
     def __init__(self, draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                 control_weight):
+                 control_weight, affine=None):
         self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
         self.control, self.block_stmts = control, block_stmts
         self.control_kinds, self.control_weight = control_kinds, control_weight
+        self.affine = affine     # fori bodies start with an affine step: None, drawn
         self.ids = itertools.count()
         self.inputs = []
         self.empty_outs = []     # outputs of no elements (a scan of no steps stacks none)
@@ -410,12 +411,14 @@ class _Gen:
         return self.emit(scope, self.fresh(), kind, (a, b), (str(n), off), index=i)
 
     # ---- control flow ------------------------------------------------------------------------------
-    def block(self, scope, depth, in_vars, out_shapes, index=None):
+    def block(self, scope, depth, in_vars, out_shapes, index=None, lead=False):
         """Statements of a nested function body; -> (stmts, scope, output names).  Output
-        shapes are given (carries, second branches) or chosen from what the body computed."""
+        shapes are given (carries, second branches) or chosen from what the body computed.
+        `lead`: the body starts with an affine `istep` of a carry (see `affine_step`)."""
         inner = Scope(scope, index)
         inner.vars += in_vars
-        stmts = []
+        stmts = self.affine_step(inner, in_vars) if lead else []
+        first = stmts[-1].out if lead else None
         for _ in range(self.integer(1, self.block_stmts)):
             stmts += self.stmt(inner, depth + 1)
         if out_shapes is None:
@@ -424,7 +427,23 @@ class _Gen:
                     for _ in range(n_out)]
         else:
             outs = [self.coerce(inner, s, stmts) for s in out_shapes]
+        if lead:          # (the stepped carry's new value: the affine step, kept to the end)
+            k = [v for v, _ in in_vars].index(stmts[0].args[0])
+            outs[k] = first
         return stmts, inner, outs
+
+    def affine_step(self, scope, carries):
+        """`c * w(i) + b * i` of a carry c and a value b from outside the loop (an input, or
+        the carry itself): a body affine in its carry, so that its gradient is a plain
+        transposed loop counting down (with traced bounds, a reverse for_loop), whose steps
+        do not commute.  (The direct LLVM path once ran that loop forwards: no other body
+        drawn here showed it.)"""
+        a, sa = carries[self.integer(0, len(carries) - 1)]
+        outer = Scope()
+        outer.vars = scope.vars[:scope.start] + [(a, sa)]
+        b = self.pick_exact(outer, self.bcast_to_shape(sa))
+        return self.emit(scope, self.fresh(), "istep", (a, b), shapes=[sa, dict(outer.vars)[b]],
+                         index=scope.index, exact=True)
 
     def coerce(self, scope, shape, stmts):
         """A name of the given shape, preferring the block's own values (recent first) and
@@ -520,7 +539,9 @@ class _Gen:
             else:
                 hi = self.fresh("n")
                 pre = [Op(hi, (), "trip_count_int", (src,))]
-            stmts, inner, outs = self.block(scope, depth, in_vars, shapes, counter)
+            # (one body in two starts with an order-dependent affine step of a carry)
+            stmts, inner, outs = self.block(scope, depth, in_vars, shapes, counter,
+                                            lead=self.affine or self.flag())
             body = Block(name, [counter, "c"], [f"{_unpack(names)} = c"], stmts, _tuple(outs))
             return pre + [self.finish(scope, Fori([], lo, hi, ops, body), shapes)]
         if kind == "scan":
@@ -636,9 +657,10 @@ def _broadcasts(s, t):
 
 @st.composite
 def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3,
-             control_kinds=tuple(CONTROL), control_weight=2):
+             control_kinds=tuple(CONTROL), control_weight=2, affine=None):
     """A random well-typed `Program` (see the module docstring); `control_kinds`: the
     control flow drawn (`("scan_acc",)`: only accumulating scans), `control_weight` how
-    often (against 11 for the other families)."""
+    often (against 11 for the other families); `affine=True`: every fori_loop body starts
+    with an affine step of a carry (`_Gen.affine_step`; else one in two does)."""
     return _Gen(draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                control_weight).program()
+                control_weight, affine).program()

@@ -224,6 +224,18 @@ def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
     check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
+# loops whose gradients are transposed loops -- fori_loop over traced bounds (a reverse
+# for_loop) and static ones, scans forwards and reversed -- whose fori bodies start with an
+# affine step whose weights change with the index (programs.py `affine_step`), so the order
+# a sweep runs in shows; small and unnested, so the direct LLVM path takes most groups
+@settings(max_examples=share(0.067, cap=20))
+@given(st.lists(cases(max_stmts=2, max_depth=1, affine=True, control_weight=20,
+                      control_kinds=("fori_traced", "fori_traced", "fori", "scan")),
+                min_size=2, max_size=2), st.booleans())
+def test_jit_of_transposed_loops_matches_eager(group, numba):
+    check_jit_group(group, derivatives=True, numba=numba)
+
+
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------
 _WORKER = os.path.join(os.path.dirname(__file__), "cuda_worker.py")
 _cuda_ok = []
