@@ -95,7 +95,7 @@ def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
     """Attention's heads: each product below PARALLEL_MIN_WORK (one thread's nest), the batch
     together above it -- the matrices shared out over OpenMP's team (`_batch_parts`), as
     many parts as BLAS threads in force; the Numba kernel's bits for any team size."""
-    from xforms.kernels.runtime.products import blas_threads, small_mm
+    from xforms.kernels.runtime.products import blas_threads, nest_ir, small_mm
     from xforms.kernels.cpu.llvm import team
     if not small_mm.available():
         pytest.skip("small_mm's nest needs AVX-512")
@@ -103,7 +103,12 @@ def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
     xs, ys = shapes(64, 4, 128)               # 8 matrices of 64 x 64 x 128 (2**19 each)
     x, y = _finite(rng, xs, dt), _finite(rng, ys, dt)
     prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
-    assert "@xf_parallel(ptr @mmbatch" in prep.llvm_ir
+    # (beside OpenBLAS's AVX-512 kernels the nest leaves scores' B-transposed products to
+    # BLAS: nest_ir.rule's `wide`; the values below hold on either path)
+    m, n, k = (64, 64, 128) if f is _scores else (64, 128, 64)
+    takes = nest_ir.rule(m, n, k, np.dtype(dt).itemsize, tb=f is _scores,
+                         wide=nest_ir.blas_wide())
+    assert ("@xf_parallel(ptr @mmbatch" in prep.llvm_ir) == takes
     ours, kernel = _both(f, x, y)
     want = kernel(x, y)
     prev, blas = team.get_num_threads(), list(blas_threads._functions("get"))
