@@ -15,6 +15,8 @@ from xforms import lax
 from xforms.core.eager import kernels as eager_kernels
 from xforms.primitives.special import functions as F
 
+from test_eager_kernels import _same_up_to_nan, every_size  # noqa: F401 (a fixture)
+
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.999999, -0.999999, 1e-30, -1e-30, 2.0,
             -2.5, -3.0, 30.0, 1e10, -1e10, np.inf, -np.inf, np.nan, 1e-310, 171.5, 200.0]
 UNARY = [F.erf_inv_p, F.lgamma_p, F.digamma_p, F.erf_p, F.erfc_p]
@@ -35,22 +37,6 @@ def _operands(prim, dtype):
         a = np.concatenate([np.repeat(g, g.size), r.uniform(0, 20, 1500)])
         x = np.concatenate([np.tile(g, g.size), r.uniform(0, 20, 1500)])
         return a.astype(dtype), x.astype(dtype)
-
-
-def _same_up_to_nan(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape and a.dtype == b.dtype
-    nan = np.isnan(a)
-    assert np.array_equal(nan, np.isnan(b)), np.flatnonzero(nan != np.isnan(b))[:5]
-    bad = a[~nan].view(np.uint8).reshape(-1, a.itemsize) != \
-        b[~nan].view(np.uint8).reshape(-1, a.itemsize)
-    assert not bad.any(), np.flatnonzero(bad.any(axis=1))[:5]
-
-
-@pytest.fixture
-def every_size(monkeypatch):
-    """Kernels built for any size (the grids are smaller than MIN_ELEMENTS)."""
-    monkeypatch.setattr(eager_kernels, "MIN_ELEMENTS", 1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
