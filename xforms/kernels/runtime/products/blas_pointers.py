@@ -119,13 +119,21 @@ def _extension_path(library="blas"):
     return None
 
 
-def _openblas():
-    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
+def _scipy_openblas_libraries():
+    """SciPy's bundled OpenBLAS libraries that load, as ctypes libraries (usually one).
+
+        >>> next(_scipy_openblas_libraries(), None)      # <CDLL '.../libscipy_openblas...'>
+    """
     for path in bundled_openblas("scipy"):
         try:
-            lib = ctypes.CDLL(path)
+            yield ctypes.CDLL(path)
         except OSError:
             continue
+
+
+def _openblas():
+    """(get, set) of SciPy's OpenBLAS as ctypes functions, or None."""
+    for lib in _scipy_openblas_libraries():
         for pre in ("scipy_openblas", "openblas", "scipy_openblas64_", "openblas64_"):
             get = getattr(lib, f"{pre}_get_num_threads", None)
             put = getattr(lib, f"{pre}_set_num_threads", None)
@@ -154,11 +162,7 @@ def corename():
 
 
 def _read_corename():
-    for path in bundled_openblas("scipy"):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in _scipy_openblas_libraries():
         for sym in _CORENAMES:
             f = getattr(lib, sym, None)
             if f is not None:
