@@ -13,7 +13,6 @@ import sys
 import numpy as np
 import pytest
 
-import xforms as xf
 from xforms import lax
 from xforms.kernels.cuda import vendor
 from xforms.kernels.cuda.device.spec import spec_for
@@ -21,10 +20,10 @@ from xforms.kernels.cuda.vendor.conv_map import conv_gemm
 from xforms.kernels.cuda.vendor.gemm_map import OP_N, OP_T, Gemm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda"))
-from vendor_model import gemm_strided_batched  # noqa: E402  (tests/cuda/)
+from conv_families import FAMILIES, NHWC, family as _family  # noqa: E402  (tests/cuda/)
+from vendor_model import gemm_strided_batched  # noqa: E402
 
 RNG = np.random.default_rng(7)
-NHWC = ("NHWC", "HWIO", "NHWC")
 
 
 def _im2col(x, plan, p, os_sizes, ws_sizes):
@@ -68,54 +67,6 @@ def via_cublas_model(x, w, oshape, p):
     nsp = len(os_) - 2
     logical = np.moveaxis(s, (0, 1, nsp + 2), (1, 0, 2)).reshape(os_sizes)
     return np.transpose(logical, np.argsort(os_)), plan
-
-
-def _conv_eqns(f, *args):
-    """(lhs, rhs, out shapes, params) of every convolution in f's jaxpr (a gradient's too)."""
-    out = []
-
-    def walk(jaxpr):
-        for e in jaxpr.eqns:
-            if e.prim.name == "conv_general_dilated":
-                out.append(tuple(v.aval.shape for v in (*e.invars, e.outvars[0])) + (e.params,))
-            for sub in e.params.values():
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    walk(inner)
-    walk(xf.make_jaxpr(f)(*args).jaxpr)
-    return out
-
-
-def _family(xs, ws, strides, padding, dn, lhs_dil=None, rhs_dil=None, fg=1, bg=1):
-    """The convolutions of conv(x, w) and of its gradient: forward, data, weight."""
-    def conv(x, w):
-        return lax.conv_general_dilated(x, w, strides, padding, lhs_dil, rhs_dil, dn,
-                                        feature_group_count=fg, batch_group_count=bg)
-    x, w = RNG.standard_normal(xs), RNG.standard_normal(ws)
-    if bg > 1:       # (no gradient: JAX transposes batch groups into feature groups too)
-        return _conv_eqns(conv, x, w)
-    eqns = _conv_eqns(xf.grad(lambda x, w: (conv(x, w) ** 2).sum(), argnums=(0, 1)), x, w)
-    return sorted(eqns, key=lambda e: (e[:2] != (xs, ws), e[2] != xs))
-
-
-FAMILIES = {
-    "nhwc_valid": ((2, 7, 6, 3), (3, 3, 3, 4), (1, 1), "VALID", NHWC),
-    "nhwc_strided_same": ((2, 7, 8, 3), (3, 2, 3, 5), (2, 3), "SAME", NHWC),
-    "nchw_dilated_padded": ((2, 3, 7, 6), (4, 3, 3, 2), (1, 2), ((2, 1), (0, -1)),
-                            ("NCHW", "OIHW", "NCHW"), None, (2, 1)),
-    "nchw_batch1": ((1, 3, 6, 6), (4, 3, 2, 2), (2, 2), "VALID", ("NCHW", "OIHW", "NCHW")),
-    "feature_groups": ((2, 6, 5, 4), (3, 2, 2, 6), (1, 1), ((1, 1), (0, 1)), NHWC, None,
-                       None, 2),
-    "depthwise_nchw": ((2, 3, 6, 5), (6, 1, 3, 2), (1, 1), "SAME",
-                       ("NCHW", "OIHW", "NCHW"), None, None, 3),
-    "lhs_dilation": ((2, 5, 4, 3), (3, 3, 3, 2), (1, 1), ((2, 2), (1, 0)), NHWC, (2, 3)),
-    "batch_groups": ((6, 5, 4, 2), (2, 2, 2, 6), (1, 1), "VALID", NHWC, None, None, 1, 3),
-    "conv1d_nwc": ((3, 11, 2), (4, 2, 5), (2,), ((1, 2),), ("NWC", "WIO", "NWC"), None, (2,)),
-    "conv3d_ndhwc": ((2, 4, 5, 4, 2), (2, 3, 2, 2, 3), (1, 2, 1), "SAME",
-                     ("NDHWC", "DHWIO", "NDHWC")),
-    "odd_layouts": ((5, 2, 3, 6), (3, 4, 2, 2), (1, 1), "VALID",
-                    ("HNCW", "IOWH", "WCHN")),
-}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
