@@ -32,9 +32,14 @@ keep their own layouts (any dimension numbers): the sizes and strides are litera
 CUDA backend specialises every kernel to its shapes.
 
 This is the direct algorithm: each thread reads its window from global memory (cached by
-L1/L2), which suits the small convolutions of a CPU-sized model and every gradient
-convolution (those are convolutions too, with dilations and groups), not a cuDNN-class
-kernel for large images.
+L1/L2), which suits small convolutions, not large images nor a weight gradient (few outputs,
+each a sum over the whole batch: few threads, each running long).  On a GPU with cuBLAS those
+run as im2col + one GEMM (`_conv_library`, vendor/conv_map.py: a kernel writes the
+(groups x output positions x taps) matrix of lhs elements -- this index arithmetic, zeros on
+padding and holes --, cuBLAS multiplies it by the weight where it lies, or by a copy where
+its layout does not allow that, into the output where it lies, or into a scratch a kernel
+permutes), where vendor.conv_times estimates that faster; the simulator and every fallback
+keep the direct kernel.
 
     # the kernel for one 3x3 NHWC convolution, abridged:
     for _t in range(cuda.grid(1), 200, cuda.gridsize(1)):
