@@ -31,11 +31,13 @@ def _im2col(x, plan, p, os_sizes, ws_sizes):
     arithmetic, in NumPy."""
     ls = p["dimension_numbers"][0]
     xt = np.transpose(x, ls)
-    shape = (plan.groups,) + tuple(os_sizes[j] for j in plan.rows) + \
-        tuple(ws_sizes[j] for j in plan.taps)
+    rows, taps = tuple(os_sizes[j] for j in plan.rows), tuple(ws_sizes[j] for j in plan.taps)
+    shape = (plan.groups,) + (taps + rows if plan.rows_inner else rows + taps)
     idx = np.indices(shape).reshape(len(shape), -1)
-    at = dict(zip(plan.rows, idx[1:]))
-    at.update({("k", j): i for j, i in zip(plan.taps, idx[1 + len(plan.rows):])})
+    r_at, t_at = (idx[1 + len(taps):], idx[1:]) if plan.rows_inner else \
+        (idx[1:], idx[1 + len(rows):])
+    at = dict(zip(plan.rows, r_at))
+    at.update({("k", j): i for j, i in zip(plan.taps, t_at)})
     n = idx[0] * os_sizes[0] + at[0] if p["batch_group_count"] > 1 else at[0]
     c = idx[0] * ws_sizes[1] + at["k", 1] if p["feature_group_count"] > 1 else at["k", 1]
     valid, pos = np.ones(idx.shape[1], bool), []
@@ -97,6 +99,9 @@ def test_the_cnn_convolutions_map_in_place_and_name_their_gemm():
     assert (q.gemm.transa, q.gemm.lda) == (OP_T, 576)
     r = conv_gemm(*weight[:3], weight[3]["dimension_numbers"], 1, 1)
     assert (r.weight_copy, r.out_direct, r.r, r.og, r.kc) == (False, True, 288, 64, 8 * 121)
+    # its col stored KC x R: the rows end with the image's features (the lhs batch here),
+    # innermost in NHWC, so the im2col kernel's neighbouring threads read neighbours
+    assert r.rows_inner and not p.rows_inner and (r.gemm.transb, r.gemm.ldb) == (OP_T, 288)
 
 
 def test_grouped_and_transposed_outputs_take_the_scratch_or_the_col_as_a():

@@ -227,11 +227,12 @@ def _conv_library(em, eqn, plan, dtype, compute):
                            f"({plan.r} x {plan.kc}) for cuBLAS")
     kb.comment(eqn)
     X, C = kb.arr(lhs), kb.buf("_C", col, dt)
-    loop = OutLoop(em, kb, (plan.groups,) + tuple(Os[j] for j in plan.rows) +
-                   tuple(Ws[j] for j in plan.taps))
+    rows, taps = tuple(Os[j] for j in plan.rows), tuple(Ws[j] for j in plan.taps)
+    loop = OutLoop(em, kb, (plan.groups,) + (taps + rows if plan.rows_inner else rows + taps))
     with loop as o:
-        at = dict(zip(plan.rows, o[1:])) | {("k", j): i for j, i in
-                                            zip(plan.taps, o[1 + len(plan.rows):])}
+        r_at, t_at = (o[1 + len(taps):], o[1:]) if plan.rows_inner else \
+            (o[1:], o[1 + len(rows):])
+        at = dict(zip(plan.rows, r_at)) | {("k", j): i for j, i in zip(plan.taps, t_at)}
         n_in = f"{o[0]} * {Os[0]} + {at[0]}" if B > 1 else at[0]
         c_in = f"{o[0]} * {Ws[1]} + {at['k', 1]}" if G > 1 else at["k", 1]
         offs, checks = [f"({n_in}) * {x_st[0]}", f"({c_in}) * {x_st[1]}"], []

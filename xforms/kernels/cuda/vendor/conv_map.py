@@ -22,7 +22,10 @@ the output are used where they lie when their layouts allow it:
   place; else the GEMM writes a (Gt, R, Og) scratch that a kernel permutes (NCHW, N' > 1).
 
 cuBLAS's A is the weight (m = Og, n = R) where the output's O axis is contiguous, else the
-col (m = R, n = Og): its C must be column-major as it lies, never transposed.
+col (m = R, n = Og): its C must be column-major as it lies, never transposed.  The col is
+stored R x KC or, where that makes the im2col kernel's neighbouring threads read
+neighbouring lhs elements, KC x R (`rows_inner`: a weight gradient of NHWC, whose rows end
+with the lhs's innermost axis, its batch there); cuBLAS reads either in place.
 
     p = conv_gemm((8, 28, 28, 1), (3, 3, 1, 32), (8, 26, 26, 32),
                   ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)), 1, 1)
@@ -44,6 +47,7 @@ class ConvGemm(NamedTuple):
     rows: tuple           # out's logical axes (0, 2, ...) in the col's row order, slowest first
     taps: tuple           # rhs's logical axes (1, 2, ...) in the col's column order
     weight_copy: bool     # the weight is copied to (Gt, Og, KC) first (taps in logical order)
+    rows_inner: bool      # the col is stored (Gt, KC, R), else (Gt, R, KC)
     out_direct: bool      # the GEMM writes the output in place, else a (Gt, R, Og) scratch
     groups: int
     r: int
@@ -98,7 +102,8 @@ def conv_gemm(xshape, wshape, oshape, dimension_numbers, feature_groups, batch_g
             break
     else:     # a (Gt, R, Og) scratch, rows in logical order, permuted by a kernel after
         col_first, out_direct, rows, c, c_group = False, False, (0,) + spatial, (OP_N, og), r * og
-    col = (_pair(r, kc), _pair(kc, 1))                   # row-major R x KC, contiguous
+    rows_inner = _step(rows, oshape, os_, xshape, ls) < _step(taps, wshape, rs, xshape, ls)
+    col = (_pair(r, 1), _pair(kc, r)) if rows_inner else (_pair(r, kc), _pair(kc, 1))
     if col_first:    # C (R x Og) = col (R x KC) @ w^T (KC x Og)
         a, b = stored_matrix(*col), stored_matrix(w_kc, w_o)
         m, n, sa, sb = r, og, r * kc, w_group
@@ -109,4 +114,16 @@ def conv_gemm(xshape, wshape, oshape, dimension_numbers, feature_groups, batch_g
              sb if groups > 1 else 0, c_group if groups > 1 else 0, groups)
     if max(g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch) > _INT_MAX:
         return None
-    return ConvGemm(g, col_first, rows, taps, weight_copy, out_direct, groups, r, og, kc)
+    return ConvGemm(g, col_first, rows, taps, weight_copy, rows_inner, out_direct, groups, r,
+                    og, kc)
+
+
+def _step(axes, shape, spec, xshape, ls):
+    """The lhs stride between the elements that neighbouring threads of the im2col kernel
+    read when `axes` (the col's rows or taps, an operand's logical axes of that `shape` and
+    `spec`) are its innermost: that of the last one of size > 1 (its lhs axis: the batch
+    for out's N, the features for rhs's I, the same spatial axis for either's: lhs's axis of that number)."""
+    inner = [j for j in axes if shape[spec[j]] > 1]
+    if not inner:
+        return 0
+    return _strides(xshape)[ls[inner[-1]]]
