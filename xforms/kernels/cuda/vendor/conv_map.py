@@ -101,7 +101,8 @@ def conv_gemm(xshape, wshape, oshape, dimension_numbers, feature_groups, batch_g
             out_direct = True
             break
     else:     # a (Gt, R, Og) scratch, rows in logical order, permuted by a kernel after
-        col_first, out_direct, rows, c, c_group = False, False, (0,) + spatial, (OP_N, og), r * og
+        col_first, out_direct, rows = False, False, (0,) + spatial
+        c, c_group = (OP_N, og), r * og
     rows_inner = _step(rows, oshape, os_, xshape, ls) < _step(taps, wshape, rs, xshape, ls)
     col = (_pair(r, 1), _pair(kc, r)) if rows_inner else (_pair(r, kc), _pair(kc, 1))
     if col_first:    # C (R x Og) = col (R x KC) @ w^T (KC x Og)
@@ -122,7 +123,8 @@ def _step(axes, shape, spec, xshape, ls):
     """The lhs stride between the elements that neighbouring threads of the im2col kernel
     read when `axes` (the col's rows or taps, an operand's logical axes of that `shape` and
     `spec`) are its innermost: that of the last one of size > 1 (its lhs axis: the batch
-    for out's N, the features for rhs's I, the same spatial axis for either's: lhs's axis of that number)."""
+    for out's N, the features for rhs's I, the same spatial axis for either's -- the lhs's
+    axis of that number)."""
     inner = [j for j in axes if shape[spec[j]] > 1]
     if not inner:
         return 0
