@@ -183,6 +183,13 @@ def cuda_vendor_threshold(name, default):
     return int(v) if v.isdigit() else default
 
 
+def cuda_conv_path():
+    """XFORMS_CUDA_CONV_PATH: "library" runs every convolution cuBLAS can take as im2col +
+    GEMM, "own" none (the direct kernel); unset or anything else, the size rule of
+    xforms/kernels/cuda/vendor/__init__.py decides.  Read at each compile."""
+    return os.environ.get("XFORMS_CUDA_CONV_PATH", "").strip().lower()
+
+
 def buffer_cache_bytes():
     """XFORMS_BUFFER_CACHE_MB (default 1024): memory that compiled CPU functions may keep
     between calls for their intermediates and large outputs (xforms/kernels/cpu/buffers.py); 0

@@ -120,7 +120,23 @@ def _vendor_programs():
             # cliffs' LSTM (32 x 128 x 512 a step, 100 steps): each scan one cooperative grid
             # launch, its products in the tile kernel (vendor.loop_gemm_max_work)
             "vendor_lstm_grad": (xf.grad(lstm_grad), lstm_args, 0),
-            "vendor_lstm_forward": (lstm_grad, lstm_args, 0)}
+            "vendor_lstm_forward": (lstm_grad, lstm_args, 0),
+            **_conv_programs()}
+
+
+def _conv_programs():
+    """conv_families' programs in float32 and one in complex64, each convolution as im2col
+    + cuBLAS (XFORMS_CUDA_CONV_PATH=library): the im2col, weight-copy and permutation
+    kernels around the calls ("conv_gemm:<family>")."""
+    import numpy as np
+    from conv_families import FAMILIES, program
+    out = {}
+    for name, fam in FAMILIES.items():
+        f, args = program(*fam)
+        out[f"conv_gemm:{name}"] = (f, tuple(a.astype(np.float32) for a in args), 0)
+    f, args = program(*FAMILIES["batch_groups"])
+    out["conv_gemm:complex64"] = (f, tuple((a + 1j).astype(np.complex64) for a in args), 0)
+    return out
 
 
 def _bench_programs():
@@ -164,6 +180,7 @@ def _pretend_libraries():
     from xforms.kernels.cuda import vendor
     for name in ("GEMM_MIN_WORK", "FFT_MIN_POINTS", "SOLVER_MIN_N"):
         os.environ[f"XFORMS_CUDA_{name}"] = "0"
+    os.environ["XFORMS_CUDA_CONV_PATH"] = "library"
     vendor._bound.update({"cublas": object(), "cufft": object(), "cusolver": object()})
 
 

@@ -32,9 +32,14 @@ keep their own layouts (any dimension numbers): the sizes and strides are litera
 CUDA backend specialises every kernel to its shapes.
 
 This is the direct algorithm: each thread reads its window from global memory (cached by
-L1/L2), which suits the small convolutions of a CPU-sized model and every gradient
-convolution (those are convolutions too, with dilations and groups), not a cuDNN-class
-kernel for large images.
+L1/L2), which suits small convolutions, not large images nor a weight gradient (few outputs,
+each a sum over the whole batch: few threads, each running long).  On a GPU with cuBLAS those
+run as im2col + one GEMM (`_conv_library`, vendor/conv_map.py: a kernel writes the
+(groups x output positions x taps) matrix of lhs elements -- this index arithmetic, zeros on
+padding and holes --, cuBLAS multiplies it by the weight where it lies, or by a copy where
+its layout does not allow that, into the output where it lies, or into a scratch a kernel
+permutes), where vendor.conv_times estimates that faster; the simulator and every fallback
+keep the direct kernel.
 
     # the kernel for one 3x3 NHWC convolution, abridged:
     for _t in range(cuda.grid(1), 200, cuda.gridsize(1)):
@@ -48,10 +53,11 @@ kernel for large images.
 import numpy as np
 
 from ..cpu.numba.emit import OP_RULES as CPU_RULES, unsupported
-from ..codegen import conv_geometry as geometry, conv_sizes, lit
+from ..codegen import conv_geometry as geometry, conv_sizes, dtype_str, lit
 from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
 from ..cuda.printer.ops import OutLoop
 from ..cuda.printer.kernel_builder import c_strides, unsupported
+from ..cuda.vendor import conv_call
 from xforms.primitives.conv import conv_general_dilated_p
 
 
@@ -156,6 +162,12 @@ def _conv_cuda(em, eqn):
     em.alloc(out)
     if 0 in oshape:
         return
+    call = conv_call(em.spec, xshape, wshape, oshape, p["dimension_numbers"],
+                     (p["feature_group_count"], p["batch_group_count"]), dt,
+                     fused=em.tile_products)
+    if call is not None:
+        _conv_library(em, eqn, *call)
+        return
     X_sizes = [xshape[d] for d in ls]
     W_sizes = [wshape[d] for d in rs]
     O_sizes = [oshape[d] for d in os_]
@@ -187,6 +199,97 @@ def _conv_cuda(em, eqn):
             cm.__exit__(None, None, None)
         dst = " + ".join(f"{o[d]} * {o_st[d]}" for d in range(len(o)))
         kb.line(f"{Ob}[{dst}] = _acc")
+    loop.launch()
+
+
+def _logical(v, spec):
+    """(sizes, element strides) of a C-contiguous operand along its logical axes."""
+    shape = tuple(v.aval.shape)
+    st = c_strides(shape)
+    return [shape[d] for d in spec], [st[d] for d in spec]
+
+
+def _conv_library(em, eqn, plan, dtype, compute):
+    """im2col into a pooled buffer, the weight's copy and the output's permutation where
+    their layouts need them (vendor/conv_map.py), and one cuBLAS GEMM between them."""
+    lhs, rhs = eqn.invars
+    out = eqn.outvars[0]
+    p = eqn.params
+    ls, rs, os_ = p["dimension_numbers"]
+    dt = np.dtype(dtype)
+    (Xs, x_st), (Ws, w_st), (Os, o_st) = (_logical(v, s) for v, s in
+                                          ((lhs, ls), (rhs, rs), (out, os_)))
+    G, B = p["feature_group_count"], p["batch_group_count"]
+    what = f"{lhs.aval.str_short()} * {rhs.aval.str_short()}"
+    col = em.fresh("col")
+    em.line(f"{col} = _rt.empty({plan.groups * plan.r * plan.kc}, {dtype_str(dt)})")
+    kb = KernelBuilder(em, f"im2col of conv_general_dilated {what}: [{plan.groups}] x "
+                           f"({plan.r} x {plan.kc}) for cuBLAS")
+    kb.comment(eqn)
+    X, C = kb.arr(lhs), kb.buf("_C", col, dt)
+    rows, taps = tuple(Os[j] for j in plan.rows), tuple(Ws[j] for j in plan.taps)
+    loop = OutLoop(em, kb, (plan.groups,) + (taps + rows if plan.rows_inner else rows + taps))
+    with loop as o:
+        r_at, t_at = (o[1 + len(taps):], o[1:]) if plan.rows_inner else \
+            (o[1:], o[1 + len(rows):])
+        at = dict(zip(plan.rows, r_at)) | {("k", j): i for j, i in zip(plan.taps, t_at)}
+        n_in = f"{o[0]} * {Os[0]} + {at[0]}" if B > 1 else at[0]
+        c_in = f"{o[0]} * {Ws[1]} + {at['k', 1]}" if G > 1 else at["k", 1]
+        offs, checks = [f"({n_in}) * {x_st[0]}", f"({c_in}) * {x_st[1]}"], []
+        for d in range(len(Xs) - 2):
+            s, (lo, _), ld, rd = (p["window_strides"][d], p["padding"][d],
+                                  p["lhs_dilation"][d], p["rhs_dilation"][d])
+            z = f"_z{d}"
+            kb.line(f"{z} = {at[2 + d]} * {s} - {lo} + {at['k', 2 + d]} * {rd}")
+            checks.append(f"{z} >= 0 and {z} < {Xs[2 + d]}" if ld == 1 else
+                          f"{z} >= 0 and {z} % {ld} == 0 and {z} // {ld} < {Xs[2 + d]}")
+            offs.append(f"{z} * {x_st[2 + d]}" if ld == 1 else f"({z} // {ld}) * {x_st[2 + d]}")
+        value = f"{X}[{' + '.join(offs)}]"
+        kb.line(f"{C}[_t] = {value} if {' and '.join(checks)} else {lit(0, dt)}"
+                if checks else f"{C}[_t] = {value}")
+    loop.launch()
+    weight = em.A(rhs)
+    if plan.weight_copy:
+        weight = _copied_weight(em, rhs, Ws, w_st, dt, what)
+    target = em.A(out) if plan.out_direct else em.fresh("cs")
+    if not plan.out_direct:
+        em.line(f"{target} = _rt.empty({plan.groups * plan.r * plan.og}, {dtype_str(dt)})")
+    a, b = (col, weight) if plan.col_first else (weight, col)
+    # (_rt.gemm's x is cuBLAS's B, its y cuBLAS's A)
+    em.line(f"_rt.gemm({tuple(plan.gemm)}, {dtype!r}, {compute}, {b}, {a}, {target})"
+            f"  # cuBLAS: conv as [{plan.groups}] x ({plan.r} x {plan.kc}) @ "
+            f"({plan.kc} x {plan.og})")
+    if not plan.out_direct:
+        _permuted_out(em, out, target, plan, Os, o_st, dt)
+    em.line(f"del {col}" + (f", {weight}" if plan.weight_copy else "") +
+            ("" if plan.out_direct else f", {target}"))
+
+
+def _copied_weight(em, rhs, Ws, w_st, dt, what):
+    """The weight copied to (O, I, taps...) in logical order: (Gt, Og, KC) for cuBLAS."""
+    wc = em.fresh("wc")
+    em.line(f"{wc} = _rt.empty({int(np.prod(Ws))}, {dtype_str(dt)})")
+    kb = KernelBuilder(em, f"weight of conv_general_dilated {what} as (O, I, taps) for cuBLAS")
+    W, Wc = kb.arr(rhs), kb.buf("_Wc", wc, dt)
+    loop = OutLoop(em, kb, tuple(Ws))
+    with loop as o:
+        kb.line(f"{Wc}[_t] = {W}[{' + '.join(f'{i} * {s}' for i, s in zip(o, w_st))}]")
+    loop.launch()
+    return wc
+
+
+def _permuted_out(em, out, scratch, plan, Os, o_st, dt):
+    """out[n, g * Og + o, p...] = scratch[g, (n, p...), o]: the GEMM's (Gt, R, Og) result
+    into the output's layout."""
+    kb = KernelBuilder(em, f"conv_general_dilated's cuBLAS result into "
+                           f"{out.aval.str_short()}'s layout")
+    S, O = kb.buf("_S", scratch, dt), kb.arr(out)
+    nsp = len(Os) - 2
+    loop = OutLoop(em, kb, (plan.groups, Os[0]) + tuple(Os[2:]) + (plan.og,))
+    with loop as o:
+        dst = [f"{o[1]} * {o_st[0]}", f"({o[0]} * {plan.og} + {o[-1]}) * {o_st[1]}"] + \
+            [f"{o[2 + d]} * {o_st[2 + d]}" for d in range(nsp)]
+        kb.line(f"{O}[{' + '.join(dst)}] = {S}[_t]")
     loop.launch()
 
 

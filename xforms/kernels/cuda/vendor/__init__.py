@@ -2,12 +2,14 @@
 the simulator) the backend keeps its own kernels.
 
     gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
+    conv_call(spec, xs, ws, os, dn, groups, dtype)      # im2col + GEMM for a convolution
     fft_call(spec, kind, xshape, dtype, fft_lengths)    # likewise for lax.fft
     solver_for(spec, dtype, n)                          # the bound cuSOLVER for this, or None
     blas(), fft(), solver()        # the bound cuBLAS / cuFFT / cuSOLVER, or None (absence
                                    # logged once)
 
     gemm_map.py   dot_general -> cublas<t>gemmStridedBatched parameters (pure; no GPU)
+    conv_map.py   conv_general_dilated -> an im2col buffer and one such GEMM (pure)
     cublas.py     the ctypes binding: handles per context, bound to the backend's stream
     fft_map.py    lax.fft -> a cufftPlanMany and what the host does around it (pure)
     cufft.py      the ctypes binding: plans per context and transform, on the same stream
@@ -29,6 +31,7 @@ import numpy as np
 
 from xforms import config
 
+from .conv_map import conv_gemm
 from .fft_map import fft_plan
 from .gemm_map import DATA_TYPE, compute_type, gemm_for
 from .solver_map import takes
@@ -69,6 +72,26 @@ LAUNCH_S = 10e-6
 STEP_LAUNCHES = 2
 TILE_RATE = 2e12
 GEMM_RATE = 2e13
+
+# A convolution runs as im2col + one cuBLAS GEMM (conv_map.py) where that is estimated to
+# take less time than the direct kernel (ops/conv.py: one thread per output element, each
+# summing its KC = I x taps products in turn):
+#   direct  = max(ceil(outputs / threads) x KC x CONV_THREAD_TAP_S, outputs x KC / CONV_DIRECT_RATE)
+#   library = extra launches x LAUNCH_S + work / CONV_GEMM_RATE + bytes copied / CONV_COPY_BW
+# -- so a weight gradient (a few outputs, each a sum over the whole batch) goes to cuBLAS at
+# any size, and a small forward convolution stays one launch.  threads: the direct kernel's
+# grid (spec.max_blocks x spec.block); extra launches: im2col, and the weight's copy and
+# the output's permutation where the layouts need them; bytes: each written and read once.
+# Estimates until benchmarks/gpu_vendor_sweep.py's conv rows time both paths on a GPU (each
+# row carries the rule's inputs, its two estimates and the measured times, and the sweep
+# prints the constants the rows imply); XFORMS_CUDA_CONV_PATH=library|own overrides it.
+# cuBLAS computes float32 convolutions in full float32 (COMPUTE_32F), never TF32: the
+# primitive does not carry lax.conv's `precision` (JAX uses TF32 at its default; ours is
+# the more precise of the two, as the CPU path).
+CONV_THREAD_TAP_S = 15e-9
+CONV_DIRECT_RATE = 1e12
+CONV_GEMM_RATE = 1e13
+CONV_COPY_BW = 2e12
 
 _SONAMES = {"cublas": ("libcublas.so.13", "libcublas.so.12", "libcublas.so"),
             "cufft": ("libcufft.so.12", "libcufft.so.11", "libcufft.so"),
@@ -201,3 +224,47 @@ def fft_call(spec, kind, xshape, dtype, fft_lengths):
                                                     FFT_MIN_POINTS)) or fft() is None:
         return None
     return p
+
+
+def conv_times(spec, plan, itemsize):
+    """(direct kernel's, im2col + cuBLAS's) estimated seconds for a ConvGemm `plan` (the rule
+    above), on a device of `spec`.
+
+        conv_times(spec, conv_gemm(...), 4)      # -> (6.2e-06, 1.1e-05): the direct kernel
+    """
+    outputs, kc = plan.groups * plan.r * plan.og, plan.kc
+    threads = max(1, min(outputs, spec.max_blocks * spec.block))
+    direct = max(-(-outputs // threads) * kc * CONV_THREAD_TAP_S,
+                 outputs * kc / CONV_DIRECT_RATE)
+    col = plan.groups * plan.r * kc
+    moved = 2 * col + 2 * plan.weight_copy * plan.groups * plan.og * kc + \
+        2 * (not plan.out_direct) * outputs
+    library = (1 + plan.weight_copy + (not plan.out_direct)) * LAUNCH_S + \
+        outputs * kc / CONV_GEMM_RATE + moved * itemsize / CONV_COPY_BW
+    return direct, library
+
+
+def conv_call(spec, xs, ws, os_, dimension_numbers, groups, dtype, fused=False):
+    """(ConvGemm, dtype name, compute type) for the host code to run a convolution of
+    operands of shapes `xs`, `ws` into `os_` as im2col + cuBLAS, or None where the direct
+    kernel computes it: on the simulator, for dtypes cuBLAS's GEMM does not take, where the
+    rule above (or XFORMS_CUDA_CONV_PATH=own) says so, in a loop run as one launch
+    (`fused`), or when cuBLAS is absent.  `groups`: (feature_group_count, batch_group_count).
+
+        conv_call(spec, (32, 13, 13, 32), (3, 3, 32, 64), (32, 11, 11, 64),
+                  ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)), (1, 1), np.float32)
+    """
+    dt = np.dtype(dtype)
+    if not spec.vendor or dt not in DATA_TYPE or fused:
+        return None
+    plan = conv_gemm(xs, ws, os_, dimension_numbers, *groups)
+    path = config.cuda_conv_path()
+    if plan is None or path == "own":
+        return None
+    if path != "library":
+        direct, library = conv_times(spec, plan, dt.itemsize)
+        if library >= direct:
+            return None
+    if blas() is None:
+        return None
+    return plan, dt.name, compute_type(dt, "highest")

@@ -44,7 +44,7 @@ class Gemm(NamedTuple):
     batch: int
 
 
-def _group(dims, shape):
+def merged_axes(dims, shape):
     """(size, stride) of axes `dims` of a C-contiguous array read as one flat index (in
     that order), or None where they do not merge into one stride; stride None: size 1."""
     strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
@@ -57,7 +57,7 @@ def _group(dims, shape):
     return int(np.prod([shape[d] for d in dims], dtype=np.int64)), strides[dims[-1]]
 
 
-def _matrix(rows, cols):
+def stored_matrix(rows, cols):
     """How an operand whose logical matrix op(.) is rows x cols (each (size, stride)) lies
     in memory: (op, leading dimension), or None when neither axis is contiguous."""
     (r, rs), (c, cs) = rows, cols
@@ -81,14 +81,14 @@ def gemm_for(xs, ys, dimension_numbers):
     lc, rc = [a for a, _ in pairs], [b for _, b in pairs]
     xf = [d for d in range(len(xs)) if d not in lc and d not in lb]
     yf = [d for d in range(len(ys)) if d not in rc and d not in rb]
-    groups = [_group(lb, xs), _group(xf, xs), _group(lc, xs),
-              _group(rb, ys), _group(rc, ys), _group(yf, ys)]
+    groups = [merged_axes(lb, xs), merged_axes(xf, xs), merged_axes(lc, xs),
+              merged_axes(rb, ys), merged_axes(rc, ys), merged_axes(yf, ys)]
     if None in groups:
         return None
     (B, sxb), xm, xk, (_, syb), yk, yn = groups
     M, K, N = xm[0], xk[0], yn[0]
-    a = _matrix(yn, yk)                # op(A) = Y^T: N x K
-    b = _matrix(xk, xm)                # op(B) = X^T: K x M
+    a = stored_matrix(yn, yk)                # op(A) = Y^T: N x K
+    b = stored_matrix(xk, xm)                # op(B) = X^T: K x M
     if a is None or b is None or min(B, M, N, K) < 1:
         return None
     g = Gemm(a[0], b[0], N, M, K, a[1], b[1], N, syb or 0, sxb or 0, M * N, B)
