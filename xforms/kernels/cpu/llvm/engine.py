@@ -204,6 +204,7 @@ def compile_function(text, name, passes=True):
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
         code = object_cache.load(key) if key else None
         if code is not None:
+            _start_binds()                     # (beside the load: no passes to wait for)
             try:
                 engine = _load(code, tm, context)
                 address = engine.get_function_address(name)
