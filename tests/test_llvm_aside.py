@@ -133,6 +133,29 @@ def test_a_symbol_bound_aside_is_resolved_by_a_later_kernel(monkeypatch, tmp_pat
     assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(1) == 8
 
 
+@pytest.mark.parametrize("passes", [False, True])
+def test_a_job_left_for_a_kernel_starts_once_its_ir_is_parsed(monkeypatch, tmp_path, passes):
+    """A lookup (or compile) left for the next kernel's LLVM work starts as that work's
+    first long GIL-free call starts (the passes, else code generation), not as the kernel's
+    compile is entered: its Python under the GIL delayed the short calls before the passes,
+    each of which gives the GIL up and waits for it back (#35, session 33)."""
+    monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
+    tag = uuid.uuid4().hex[:8]
+    callee, caller = f"xf_late_{tag}", f"xf_later_{tag}"
+    target, keep = engine.compile_function(_callee(f"xf_goal_{tag}", 4), f"xf_goal_{tag}")
+    job = engine.bind_aside(callee, lambda: target)
+    seen, parse = [], llvm.parse_assembly
+
+    def parsed(*args, **kw):
+        seen.append(job.ident)            # (None: not started yet)
+        return parse(*args, **kw)
+    monkeypatch.setattr(engine.llvm, "parse_assembly", parsed)
+    address, owner = engine.compile_function(_caller(caller, callee), caller, passes=passes)
+    assert seen and seen[0] is None
+    assert not job.is_alive() and job.owner == target
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(2) == 12
+
+
 def test_a_failed_lookup_aside_is_made_again_where_it_is_waited_for():
     """A lookup that raised on its thread is made again by `wait_aside`: its error is then
     the waiting thread's (a kernel's compile falls back to Numba on it), and a lookup that

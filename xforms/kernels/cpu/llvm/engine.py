@@ -114,8 +114,9 @@ def _target_machine():
         cpu=cpu, features=features, opt=3, codemodel="jitdefault", jit=True)
 
 
-def _optimise(module, tm, context=None):
-    """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place.
+def _optimise(module, tm, context=None, started=None):
+    """-O3 with loop and SLP vectorisation, without loop unrolling (issue #35), in place;
+    `started()` is called just before the passes run (they hold no GIL).
 
         _optimise(module, _target_machine())
 
@@ -141,6 +142,8 @@ def _optimise(module, tm, context=None):
         pto.loop_unrolling = False
         pb = llvm.create_pass_builder(tm, pto)
         mpm = pb.getModulePassManager()
+        if started is not None:
+            started()
         mpm.run(module, pb)
         for made in (mpm, pb, pto):      # (freed here: unlocked too)
             made.close()
@@ -196,12 +199,12 @@ def compile_function(text, name, passes=True):
     module lives in an LLVM context of its own (`owner` holds it), so that its long calls
     (passes, code generation) hold no lock that a compile aside waits for (`_unlocked`)."""
     with _lock, _compile_lock():
-        _start_binds()
         tm = _target_machine()
         context = llvm.create_context()
         key = cache_key(text, tm.triple, *_host[0], passes=passes)
         code = object_cache.load(key) if key else None
         if code is not None:
+            _start_binds()                     # (beside the load: no passes to wait for)
             try:
                 engine = _load(code, tm, context)
                 address = engine.get_function_address(name)
@@ -251,8 +254,15 @@ def _compile(text, tm, passes=True, context=None, aside=False):
         module.triple = tm.triple
         module.data_layout = str(tm.target_data)
         module.verify()
+    # the jobs waiting for a kernel's LLVM work start with its first long call that holds
+    # no GIL (the passes, else code generation): started earlier, their Python took the
+    # GIL from the short calls before it, each of which gives the GIL up and waits up to a
+    # switch interval (5 ms) for it back (#35, session 33)
+    start = None if aside else _start_binds
     if passes:
-        _optimise(module, tm, context)
+        _optimise(module, tm, context, start)
+    elif start:
+        start()
     with _unlocked(context):
         code = tm.emit_object(module)
         module.close()                   # (freed here: unlocked too)
@@ -435,7 +445,8 @@ def bind_aside(name, find):
 
 def _start_binds():
     """Start the jobs left waiting for a kernel's LLVM work (`bind_aside`'s lookups,
-    `compile_aside(..., later=True)`'s compiles): LLVM's passes release the GIL."""
+    `compile_aside(..., later=True)`'s compiles), as a kernel's passes (or code generation)
+    start (`_compile`): they release the GIL."""
     with _aside_lock:
         for job in _aside:
             if job.ident is None:
