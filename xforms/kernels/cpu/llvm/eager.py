@@ -35,8 +35,8 @@ from ...prepare.scalarize import scalarize
 from ..chunking import has_bounded_trig, threads_pay
 from ..loop_cost import element_ns, eqn_ns
 from ...runtime import threads as runtime_threads
-from . import engine, loops, team
-from .ops import complex_vector, complexes
+from . import engine, loops, team, vecmath
+from .ops import complexes
 from .ops.reductions import accumulators
 from .scalar import FLOAT_TYPES, Refused, llvm_const
 
@@ -75,7 +75,7 @@ def module_text(tys, oty, decls, body, threaded, redo=None):
     hold `tys` and result `oty`: for i < n, `body` (lines reading %a0[%i], ... and storing
     %out[%i]; it may branch), in chunks of `chunk` elements (on the team where `threaded`).
     `redo` (test lines setting %bad, lines storing %out[%j]): a second pass over each
-    chunk that rewrites element %j where %bad (complex_vector.py: exp's large angles).
+    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles).
     """
     k = len(tys)
     slots = 5 + k                        # fn, chunks (xf_parallel's), out, n, chunk, a0, ...
@@ -133,7 +133,7 @@ def formula_text(eqn, fn, threaded, scalar=None):
     """The kernel (`module_text`) of complex equation `eqn` whose element function is
     translation `fn` (complexes.formula): out[i] = fn(a0[i], a1[i], ...).  `scalar`: the
     libm translation that redoes the elements whose operand 0's imaginary part is beyond
-    complex_vector.REDO_ABOVE in size (`fn` is exp's vectorised form)."""
+    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form)."""
     tys = [complexes.value_type(v) for v in eqn.invars]
     decls = {*fn.decls, *fn.texts}
     redo = None
@@ -145,7 +145,7 @@ def formula_text(eqn, fn, threaded, scalar=None):
                 f"  %tv = load {tys[0]}, ptr %tq", f"  %tim = extractvalue {tys[0]} %tv, 1",
                 f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
                 f"  %bad = fcmp ogt {part} %tabs, "
-                f"{llvm_const(complex_vector.REDO_ABOVE, part)}"]
+                f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
         redo = test, _element_call(tys, scalar, "%j", "s")
     return module_text(tys, fn.ret.llvm, decls, _element_call(tys, fn, "%i", ""), threaded,
                        redo)
@@ -262,12 +262,12 @@ def build(prim, dtypes):
         if fn is None:
             return None
         ns = max(eqn_ns(eqn), _FORMULA_NS[np.dtype(eqn.invars[0].aval.dtype)])
-        vec = (complexes.formula(eqn, complex_vector.vector_math)
-               if prim.name in complex_vector.PRIMITIVES else None)
+        vec = (complexes.formula(eqn, vecmath.vector_math)
+               if prim.name in vecmath.COMPLEX_PRIMITIVES else None)
         if vec is None:
             text = formula_text(eqn, fn, threaded)
         else:
-            two_pass = complex_vector.PRIMITIVES[prim.name]
+            two_pass = vecmath.COMPLEX_PRIMITIVES[prim.name]
             text = formula_text(eqn, vec, threaded, fn if two_pass else None)
     else:
         made = loop_text(prim, dtypes, threaded)

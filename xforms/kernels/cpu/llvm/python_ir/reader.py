@@ -32,7 +32,7 @@ def translate(body, args, ret, globs, ns, name="expr", vector=None):
     `vector(name, type)`, if given, replaces `math.<name>` of a float: None keeps Numba's
     libm call, a Python function is translated in its place, a (declarations, definition,
     symbol) triple is called (the eager tier's vectorised complex formulas,
-    ops/complex_vector.py); its functions' symbols start `xf_pyv_`."""
+    cpu/llvm/vecmath.py's vector_math); its functions' symbols start `xf_pyv_`."""
     key = (body, tuple(args), ret, id(globs), id(ns), id(vector))
     if key not in _cache:
         params = ", ".join(f"a{k}" for k in range(len(args)))
