@@ -77,7 +77,7 @@ def _same_up_to_nan(a, b):
 
 def _within_ulps(got, jitted, dtype, ulps=4):
     """NaNs at the same places, the same bits where either is infinite or zero, each finite
-    part within `ulps` roundings (eps of its size) of jit's: the vectorised exp and log
+    part within `ulps` roundings (eps of its size) of jit's: the vectorised exp, log, log1p
     (vecmath.vector_math's polynomials where jit calls libm)."""
     g, f = _bits(got), _bits(jitted)
     assert np.array_equal(np.isnan(g), np.isnan(f))
@@ -117,7 +117,7 @@ def _near(got, numpy_form, dtype):
 def test_kernel_gives_jits_bits(prim, dtype, every_size):
     """Eager and `jit` give the same bits (a NaN matches any NaN: LLVM's vectorised code
     may set another sign): both call one translated formula.  The NumPy forms did not
-    (complex128 x * y differed in 791 of 35,282 parts here).  exp and log, whose kernels
+    (complex128 x * y differed in 791 of 35,282 parts here).  exp, log and log1p, whose kernels
     call vector polynomials where jit calls libm (vecmath.vector_math), within 4 roundings,
     specials bit for bit."""
     xs = _operands(prim, dtype)

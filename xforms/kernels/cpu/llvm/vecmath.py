@@ -366,14 +366,14 @@ def libm_variants(module):
     return lines
 
 
-# Vectorised complex exp and log for the eager tier (issue #37, session 33): see
+# Vectorised complex exp, log and log1p for the eager tier (issue #37, session 33): see
 # `vector_math`.
 #: math.<name> -> the vecmath polynomial that replaces it
 _VM = {"exp": "vm_exp", "log": "vm_log", "log1p": "vm_log1p", "atan": "vm_atan",
        "sin": "vm_sin_bounded", "cos": "vm_cos_bounded"}
 #: primitive name -> whether the kernel redoes elements whose imaginary part (operand 0)
 #: is beyond TRIG_MAX_ARG in size with the libm formula (exp's sin/cos of it)
-COMPLEX_PRIMITIVES = {"exp": True, "log": False}
+COMPLEX_PRIMITIVES = {"exp": True, "log": False, "log1p": False}
 REDO_ABOVE = TRIG_MAX_ARG
 
 _PI_HI, _PI_LO = 3.141592653589793, 1.2246467991473532e-16
@@ -383,7 +383,7 @@ _QUARTER_PI, _THREE_QUARTER_PI = 0.7853981633974483, 2.356194490192345
 
 def vector_math(name, t):
     """What replaces math.<name> of float type `t` (python_ir.translate's `vector`): the
-    eager tier's vectorised complex exp and log.
+    eager tier's vectorised complex exp, log and log1p.
 
     The complex formulas (xforms/primitives/complex_arith/elementary.py) call libm's exp,
     sin, cos, log, log1p and atan2 once per element; LLVM cannot vectorise a loop of libm
