@@ -92,7 +92,7 @@ def formula(eqn, vector=None):
     calls one of complex_arith's functions (XLA's formulas: x / y, exp, |x|, ...), else
     None (add, real, a compare, max: spelled here or plain arithmetic): what the eager
     tier's kernels compile (xforms/kernels/cpu/llvm/eager.py); with `vector`, its math
-    calls replaced (python_ir.translate; ops/complex_vector.py).
+    calls replaced (python_ir.translate; vecmath.vector_math).
 
         >>> formula(div_eqn).symbol         # 'xf_py_expr_...'
     """
