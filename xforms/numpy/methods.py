@@ -16,7 +16,10 @@ from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
 from . import manipulation as shape
+from ..core.eager import kernels as eager_kernels
 from ..primitives.complex_arith import division as complex_division
+from ..primitives.complex_arith import power as complex_power
+from ..primitives.elementwise import arithmetic, powers
 from ._util import locate_errors, promote_dtypes
 
 
@@ -263,11 +266,32 @@ def _truediv(x, y):
     dt = np.result_type(x, y)
     if dt.kind != "c":
         return np.true_divide(x, y)
-    return complex_division.divide(np.asarray(x, dt), np.asarray(y, dt))
+    x, y = np.asarray(x, dt), np.asarray(y, dt)
+    # (the eager tier's compiled kernel where built, as xnp.divide: issue #37, x / y of
+    # 10^6 complex64 took 3.6x xnp.divide's CPU time in NumPy's passes)
+    return eager_kernels.run(arithmetic.div_p, (x, y), lambda: complex_division.divide(x, y))
+
+
+def _power(x, y, np_pow=np.ndarray.__pow__):
+    """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values,
+    complex_arith/power.py, by the eager tier's kernel where built); else NumPy's operator
+    (a Python scalar exponent, other dtypes: as before).  NumPy's C99 complex power
+    differed from jax at 9,335 of the 29,282 parts of the eager kernels' test grid
+    (0j ** (1+1j): jax nan+nanj, NumPy 0j).
+
+        >>> _power(np.array([0j]), np.array([1 + 1j]))      # [nan+nanj]
+    """
+    if (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype
+            and x.dtype.kind == "c"):
+        x, y = np.asarray(x), np.asarray(y)
+        return eager_kernels.run(powers.pow_p, (x, y), lambda: complex_power.power(x, y))
+    return np_pow(x, y)
 
 
 # the NumPy function of an operator, where it is not ndarray's own
-_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x)}
+_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x),
+           "__pow__": _power,
+           "__rpow__": lambda x, y: _power(y, x, lambda a, b: np.ndarray.__rpow__(b, a))}
 
 
 def _jax_zero_signs(name, np_op):

@@ -35,10 +35,10 @@ from ...prepare.scalarize import scalarize
 from ..chunking import has_bounded_trig, threads_pay
 from ..loop_cost import element_ns, eqn_ns
 from ...runtime import threads as runtime_threads
-from . import engine, loops, team
+from . import engine, loops, team, vecmath
 from .ops import complexes
 from .ops.reductions import accumulators
-from .scalar import FLOAT_TYPES, Refused
+from .scalar import FLOAT_TYPES, Refused, llvm_const
 
 # the kernel's C signature: (out, n, chunk elements, operand pointers and steps)
 _NAME = "xf_eager"
@@ -70,10 +70,12 @@ def element_eqn(prim, dtypes, size=2):
     return Eqn(prim, [Var(a) for a in avals], [Var(outs[0])], {})
 
 
-def module_text(tys, oty, decls, body, threaded):
+def module_text(tys, oty, decls, body, threaded, redo=None):
     """LLVM IR of the kernel `void xf_eager(out, n, chunk, a0, a1, ...)` whose operands
     hold `tys` and result `oty`: for i < n, `body` (lines reading %a0[%i], ... and storing
     %out[%i]; it may branch), in chunks of `chunk` elements (on the team where `threaded`).
+    `redo` (test lines setting %bad, lines storing %out[%j]): a second pass over each
+    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles).
     """
     k = len(tys)
     slots = 5 + k                        # fn, chunks (xf_parallel's), out, n, chunk, a0, ...
@@ -95,24 +97,58 @@ def module_text(tys, oty, decls, body, threaded):
         "  br label %latch", "latch:",
         "  %i1 = add nuw nsw i64 %i, 1", "  %more = icmp slt i64 %i1, %hi",
         "  br i1 %more, label %loop, label %done",
-        "done:", "  ret void", "}",
+        "done:", *_redo_pass(redo), "  ret void", "}",
         f"define void @{_NAME}({', '.join(f'{t} %{x}' for x, t in zip(names, kinds))}) {{",
         "entry:", f"  %ctx = alloca [{slots} x i64]", *slot, *stores,
         "  %c1 = add i64 %n, %chunk", "  %c2 = sub i64 %c1, 1",
         "  %nch = sdiv i64 %c2, %chunk", launch, "  ret void", "}", ""])
 
 
-def formula_text(eqn, fn, threaded):
-    """The kernel (`module_text`) of complex equation `eqn` whose element function is
-    translation `fn` (complexes.formula): out[i] = fn(a0[i], a1[i], ...)."""
-    tys = [complexes.value_type(v) for v in eqn.invars]
+def _redo_pass(redo):
+    """The lines after the chunk's loop (module_text's label `done`) of its `redo` pass."""
+    if redo is None:
+        return []
+    test, lines = redo
+    return ["  br i1 %empty, label %exit, label %fix", "fix:",
+            "  %j = phi i64 [%lo, %done], [%j1, %fixnext]", *test,
+            "  br i1 %bad, label %redo, label %fixnext", "redo:", *lines,
+            "  br label %fixnext", "fixnext:", "  %j1 = add nuw nsw i64 %j, 1",
+            "  %fmore = icmp slt i64 %j1, %hi", "  br i1 %fmore, label %fix, label %exit",
+            "exit:"]
+
+
+def _element_call(tys, fn, i, tag):
+    """Lines loading operands [i] and storing fn(...) at %out[i] (names tagged `tag`)."""
     oty = fn.ret.llvm
-    body = [x for j, ty in enumerate(tys) for x in (
-        f"  %q{j} = getelementptr {ty}, ptr %a{j}, i64 %i", f"  %v{j} = load {ty}, ptr %q{j}")]
-    args = ", ".join(f"{ty} %v{j}" for j, ty in enumerate(tys))
-    body += [f'  %r = call {oty} @"{fn.symbol}"({args})',
-             f"  %qo = getelementptr {oty}, ptr %out, i64 %i", f"  store {oty} %r, ptr %qo"]
-    return module_text(tys, oty, {*fn.decls, *fn.texts}, body, threaded)
+    lines = [x for j, ty in enumerate(tys) for x in (
+        f"  %{tag}q{j} = getelementptr {ty}, ptr %a{j}, i64 {i}",
+        f"  %{tag}v{j} = load {ty}, ptr %{tag}q{j}")]
+    args = ", ".join(f"{ty} %{tag}v{j}" for j, ty in enumerate(tys))
+    return lines + [f'  %{tag}r = call {oty} @"{fn.symbol}"({args})',
+                    f"  %{tag}qo = getelementptr {oty}, ptr %out, i64 {i}",
+                    f"  store {oty} %{tag}r, ptr %{tag}qo"]
+
+
+def formula_text(eqn, fn, threaded, scalar=None):
+    """The kernel (`module_text`) of complex equation `eqn` whose element function is
+    translation `fn` (complexes.formula): out[i] = fn(a0[i], a1[i], ...).  `scalar`: the
+    libm translation that redoes the elements whose operand 0's imaginary part is beyond
+    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form)."""
+    tys = [complexes.value_type(v) for v in eqn.invars]
+    decls = {*fn.decls, *fn.texts}
+    redo = None
+    if scalar is not None:
+        part = complexes.part_type(tys[0])
+        bits = "f32" if part == "float" else "f64"
+        decls |= {*scalar.decls, *scalar.texts, f"declare {part} @llvm.fabs.{bits}({part})"}
+        test = [f"  %tq = getelementptr {tys[0]}, ptr %a0, i64 %j",
+                f"  %tv = load {tys[0]}, ptr %tq", f"  %tim = extractvalue {tys[0]} %tv, 1",
+                f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
+                f"  %bad = fcmp ogt {part} %tabs, "
+                f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
+        redo = test, _element_call(tys, scalar, "%j", "s")
+    return module_text(tys, fn.ret.llvm, decls, _element_call(tys, fn, "%i", ""), threaded,
+                       redo)
 
 
 class _Body(loops.Loops):
@@ -175,8 +211,9 @@ class EagerKernel:
     result's shape and dtype, C-contiguous (it may be an operand's buffer: each element
     is read before it is written)."""
 
-    def __init__(self, address, owner, eqn, threaded, ns):
+    def __init__(self, address, owner, eqn, threaded, ns, two_pass=False):
         self.owner = owner                    # (keeps the machine code alive)
+        self.two_pass = two_pass              # (its redo pass reads the operands again)
         self.out_dtype = np.dtype(eqn.outvars[0].aval.dtype)
         self.dtypes = tuple(np.dtype(v.aval.dtype) for v in eqn.invars)
         self.ns = ns                          # (its work per element: threads_pay)
@@ -187,6 +224,10 @@ class EagerKernel:
         self._adaptive = {}                  # size -> AdaptiveThreads of the threaded calls
 
     def __call__(self, out, *xs):
+        if self.two_pass and out is not None and any(np.may_share_memory(out, x)
+                                                     for x in xs):
+            out[...] = self(None, *xs)        # (the redo pass must find the operands)
+            return out
         if out is None:
             out = np.empty(xs[0].shape, self.out_dtype)
         n = out.size
@@ -215,16 +256,23 @@ def build(prim, dtypes):
     if eqn is None:
         return None
     threaded = team.available() and team.count() > 1
+    two_pass = False
     if any(complexes.is_complex(v.aval) for v in eqn.invars):
         fn = complexes.formula(eqn)
         if fn is None:
             return None
         ns = max(eqn_ns(eqn), _FORMULA_NS[np.dtype(eqn.invars[0].aval.dtype)])
-        text = formula_text(eqn, fn, threaded)
+        vec = (complexes.formula(eqn, vecmath.vector_math)
+               if prim.name in vecmath.COMPLEX_PRIMITIVES else None)
+        if vec is None:
+            text = formula_text(eqn, fn, threaded)
+        else:
+            two_pass = vecmath.COMPLEX_PRIMITIVES[prim.name]
+            text = formula_text(eqn, vec, threaded, fn if two_pass else None)
     else:
         made = loop_text(prim, dtypes, threaded)
         if made is None:
             return None
         text, ns = made
     address, owner = engine.compile_function(text, _NAME)
-    return EagerKernel(address, owner, eqn, threaded, ns)
+    return EagerKernel(address, owner, eqn, threaded, ns, two_pass)

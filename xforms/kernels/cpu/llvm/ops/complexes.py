@@ -51,6 +51,11 @@ _SPELLED = ("add", "sub", "neg", "conj", "real", "imag", "select_n", "complex",
 _EQUALITY = {"==": ("oeq", "and"), "!=": ("une", "or")}    # (an operator fact -> its spelling)
 
 
+def part_type(ty):
+    """The LLVM type of pair type `ty`'s parts: part_type("{float, float}") -> "float"."""
+    return _PART[ty]
+
+
 def is_complex(aval):
     return np.dtype(aval.dtype) in TYPES
 
@@ -82,11 +87,12 @@ def takes(eqn):
     return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
-def formula(eqn):
+def formula(eqn, vector=None):
     """The translation (`translated`) a loop calls for complex equation `eqn` where it
     calls one of complex_arith's functions (XLA's formulas: x / y, exp, |x|, ...), else
     None (add, real, a compare, max: spelled here or plain arithmetic): what the eager
-    tier's kernels compile (xforms/kernels/cpu/llvm/eager.py).
+    tier's kernels compile (xforms/kernels/cpu/llvm/eager.py); with `vector`, its math
+    calls replaced (python_ir.translate; vecmath.vector_math).
 
         >>> formula(div_eqn).symbol         # 'xf_py_expr_...'
     """
@@ -96,7 +102,7 @@ def formula(eqn):
     text = expression(eqn) or ""
     if not any(f"{name}(" in text for name in complex_arith.KERNEL_NAMES):
         return None
-    return translated(eqn)
+    return translated(eqn, vector)
 
 
 def constant(value, ty):
@@ -170,7 +176,7 @@ _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
 _translations = {}
 
 
-def translated(eqn):
+def translated(eqn, vector=None):
     """The translation (python_ir.Translated) of the expression the Numba path prints for
     complex equation `eqn` (xforms/kernels/loops/scalar_rules.py, its operands `a0`,
     `a1`, ...), or None where it does not translate: a cmath function, a complex `**`.
@@ -181,11 +187,11 @@ def translated(eqn):
     text = expression(eqn)
     if text is None or None in tys:
         return None
-    key = (text, *tys)
+    key = (text, *tys, vector)
     if key not in _translations:
         try:
             _translations[key] = python_ir.translate(f"return {text}", tys[:-1], tys[-1],
-                                                     _EXPR, _NS)
+                                                     _EXPR, _NS, vector=vector)
         except (python_ir.Untranslatable, LookupError, TypeError, ValueError,
                 AttributeError):       # (what it cannot spell costs the Numba compile only)
             _translations[key] = None

@@ -7,6 +7,7 @@
 """
 import inspect
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from llvmlite import ir
@@ -67,14 +68,37 @@ class Calls:
         if obj in (np.isfinite, np.isnan, np.isinf) and len(args) == 1:
             return self.classify(obj.__name__, *args[0])
         if inspect.isfunction(obj):
-            fn = self.unit.python(obj, tuple(t for _, t in args))
-            self.callees.append(fn)
-            dynamic = [(v, t) for v, t in args if t.llvm is not None]
-            callee = self.fn.module.globals.get(fn.symbol) or ir.Function(
-                self.fn.module, ir.FunctionType(fn.ret.llvm, [t.llvm for _, t in dynamic]),
-                fn.symbol)
-            return self.b.call(callee, [v for v, _ in dynamic]), fn.ret
+            return self.python_call(obj, args)
         raise Untranslatable(f"a call of {obj!r}")
+
+    def python_call(self, obj, args):
+        """A call of Python function `obj` (translated too)."""
+        fn = self.unit.python(obj, tuple(t for _, t in args))
+        self.callees.append(fn)
+        dynamic = [(v, t) for v, t in args if t.llvm is not None]
+        callee = self.fn.module.globals.get(fn.symbol) or ir.Function(
+            self.fn.module, ir.FunctionType(fn.ret.llvm, [t.llvm for _, t in dynamic]),
+            fn.symbol)
+        return self.b.call(callee, [v for v, _ in dynamic]), fn.ret
+
+    def vector_math(self, name, args):
+        """math.<name>(*args) as the unit's `vector` replaces it (reader.translate), or None."""
+        if self.unit.vector is None or not args or any(t not in (F32, F64) for _, t in args):
+            return None
+        t = F32 if all(tv == F32 for _, tv in args) else F64
+        sub = self.unit.vector(name, t)
+        if sub is None:
+            return None
+        vals = [(cast(self.b, v, tv, t), t) for v, tv in args]
+        if inspect.isfunction(sub):
+            return self.python_call(sub, vals)
+        decls, text, symbol = sub
+        # (a leaf definition, as reader.Fn: Unit.texts collects its text and declarations)
+        self.callees.append(SimpleNamespace(symbol=symbol, ret=t, text=text, callees=[],
+                                            decls=frozenset(decls)))
+        callee = self.fn.module.globals.get(symbol) or ir.Function(
+            self.fn.module, ir.FunctionType(t.llvm, [t.llvm] * len(vals)), symbol)
+        return self.b.call(callee, [v for v, _ in vals]), t
 
     def complex(self, args):
         if len(args) == 1:
@@ -108,6 +132,9 @@ class Calls:
             return (self.b.fcmp_ordered("==" if name == "isinf" else "!=", size, inf), BOOL)
         if name in ("floor", "ceil", "trunc"):
             return self.rounded(name, args)
+        made = self.vector_math(name, args)
+        if made is not None:
+            return made
         if name == "pow" and not all(isinstance(t, st.Float) for _, t in args):
             raise Untranslatable("math.pow of an integer")   # (Numba's int_power loop)
         arity = INTRINSIC.get(name) or LIBM.get(name)

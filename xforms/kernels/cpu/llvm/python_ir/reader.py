@@ -24,16 +24,22 @@ class Translated:
 _cache = {}
 
 
-def translate(body, args, ret, globs, ns, name="expr"):
+def translate(body, args, ret, globs, ns, name="expr", vector=None):
     """The function `def <name>(a0, a1, ...): <body>` (its arguments of types `args`, its
     result cast to `ret`), names read from `globs`, the Python functions it calls translated
-    with their globals `ns` (functions found in `globs` too).  Cached per process."""
-    key = (body, tuple(args), ret, id(globs), id(ns))
+    with their globals `ns` (functions found in `globs` too).  Cached per process.
+
+    `vector(name, type)`, if given, replaces `math.<name>` of a float: None keeps Numba's
+    libm call, a Python function is translated in its place, a (declarations, definition,
+    symbol) triple is called (the eager tier's vectorised complex formulas,
+    cpu/llvm/vecmath.py's vector_math); its functions' symbols start `xf_pyv_`."""
+    key = (body, tuple(args), ret, id(globs), id(ns), id(vector))
     if key not in _cache:
         params = ", ".join(f"a{k}" for k in range(len(args)))
         tree = ast.parse(f"def {name}({params}):\n{textwrap.indent(body, '    ')}\n").body[0]
         digest = hashlib.sha1(repr(key[:3]).encode()).hexdigest()[:12]
-        unit = Unit(ns)
+        name = name if vector is None else "v" + name
+        unit = Unit(ns, vector)
         fn = unit.function(tree, globs, tuple(args), f"xf_py_{name}_{digest}", ret)
         _cache[key] = Translated(fn.symbol, fn.ret, unit.texts(fn), unit.decls)
     return _cache[key]
@@ -51,8 +57,8 @@ _FUNCTIONS = {}         # (id(py), id(ns), argtypes) -> Fn, per process
 class Unit:
     """The functions one translation defines (shared across translations: `_FUNCTIONS`)."""
 
-    def __init__(self, ns):
-        self.ns, self.decls = ns, set()
+    def __init__(self, ns, vector=None):
+        self.ns, self.decls, self.vector = ns, set(), vector
 
     def texts(self, fn):
         seen, out, todo = set(), [], [fn]
@@ -67,15 +73,16 @@ class Unit:
 
     def python(self, py, args):
         """The Fn of Python function `py` for argument types `args`."""
-        key = (id(py), id(self.ns), args)
+        key = (id(py), id(self.ns), args, id(self.vector))
         if key not in _FUNCTIONS:
             tree = definition(py)
             tys = "_".join(t.name for t in args)
+            prefix = "xf_py" if self.vector is None else "xf_pyv"
             # names: a closure's cells (a factory's flags), the namespace, py's globals
             cells = dict(zip(py.__code__.co_freevars,
                              (c.cell_contents for c in py.__closure__ or ())))
             globs = collections.ChainMap(cells, self.ns, py.__globals__)
-            _FUNCTIONS[key] = self.function(tree, globs, args, f"xf_py_{py.__name__}_{tys}")
+            _FUNCTIONS[key] = self.function(tree, globs, args, f"{prefix}_{py.__name__}_{tys}")
         return _FUNCTIONS[key]
 
     def function(self, tree, globs, args, symbol, ret=None):
