@@ -320,8 +320,8 @@ def test_blocks_on_one_thread_match_numba(monkeypatch):
 
 
 # (m, k, n, the parts' kind per layout): 21M and 9M multiply-adds, k past the nest's depth
-PARTS = {"rows": (203, 1100, 96, {"nn": "rows", "nt": "cols", "tn": "rows", "tt": "rows"}),
-         "cols": (40, 1100, 200, {"nn": "cols", "nt": "cols", "tn": "cols", "tt": "cols"})}
+PARTS = {"rows": (203, 1100, 96, {"nn": "rows", "nt": "rows", "tn": "rows", "tt": "rows"}),
+         "cols": (40, 1100, 200, {"nn": "rows", "nt": "cols", "tn": "rows", "tt": "rows"})}
 
 
 @pytest.mark.parametrize("added", [False, True])
@@ -374,12 +374,12 @@ def test_a_large_gemm_runs_on_the_team_in_parts(layout, sizes, added):
 
 
 def test_parts_split_the_side_whose_operand_is_cheaper_to_pack_again():
-    """The MLP's products at batch 256 and 1024 (#37): x @ W.T splits C's columns (each
-    part packs W's transpose again by rows: 1.95 vs 1.45 ms of one thread's CPU at 256 x
-    512 x 512 f32), the weight gradients h.T @ dz their rows."""
+    """The MLP's `dz @ W.T` at batch 256 (#37) splits C's columns (parts of rows each pack
+    W's transpose again: 1.95 vs 1.45 ms of one thread's CPU at 256 x 512 x 512 f32); the
+    other products, and that one at batch 1024, their rows."""
     from xforms.kernels.cpu.llvm.ops.linalg.products import split_columns
-    assert split_columns(256, 512, False, True) and split_columns(1024, 512, False, True)
-    assert split_columns(256, 512, False, False)                 # x @ W: x the smaller
-    assert not split_columns(784, 512, True, False) and not split_columns(512, 512, True, False)
-    assert not split_columns(1024, 512, False, False)
-    assert not split_columns(256, 16, False, True)               # too few columns to split
+    assert split_columns(256, 512, False, True) and split_columns(512, 512, False, True)
+    assert not split_columns(1024, 512, False, True)             # x the larger
+    assert not split_columns(256, 512, False, False)             # x @ W (f64: 2.96 vs 2.19)
+    assert not split_columns(784, 512, True, False) and not split_columns(256, 512, True, True)
+    assert not split_columns(16, 16, False, True)                # too few columns to split

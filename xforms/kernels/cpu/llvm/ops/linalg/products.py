@@ -368,17 +368,17 @@ def _gemm_parts(mod, spec, xd, yd, od, beta=0.0):
 def split_columns(m, n, xt, yt):
     """Whether a gemm split over the team takes parts of C's columns rather than its rows.
     Every part packs the whole of the operand it does not split -- op(y) (k x n) for parts
-    of rows, op(x) (m x k) for parts of columns -- so the split copies the cheaper one
-    again: a transposed operand (OpenBLAS's transposing pack) costs about three times a
-    plain one (measured, one thread, f32 at an MLP's batch 256 and 1024: x @ W.T, 256 x
-    512 x 512, 1.45 ms in columns, 1.95 in rows, 1.40 whole).
+    of rows, op(x) (m x k) for parts of columns -- and OpenBLAS's pack of a transposed y
+    (its `itcopy`) is the slow one: columns where y is transposed, x is not, and x is no
+    larger.  Measured (one thread's CPU for both parts, load 7-10, ms; whole / rows /
+    columns): x @ W.T at 256 x 512 x 512, f32 1.40 / 1.95 / 1.45, f64 2.96 / 3.70 / 2.92;
+    at 1024 rows f32 3.95 / 4.39 / 4.19, f64 10.2 / 11.6 / 13.3; x @ W at 256 x 512 x 512,
+    f32 1.0 / 1.19 / 1.18, f64 2.06 / 2.19 / 2.96 (plain columns lose in float64).
 
-        >>> split_columns(256, 512, False, True), split_columns(784, 512, True, False)
+        >>> split_columns(256, 512, False, True), split_columns(256, 512, False, False)
         (True, False)
     """
-    def cost(size, transposed):
-        return size * (3 if transposed else 1)
-    return n >= 32 and cost(m, xt) < cost(n, yt)
+    return yt and not xt and 32 <= n and m <= n
 
 
 def _serial_begin(mod, work):
