@@ -5,6 +5,8 @@ x.T @ y.T), float32/float64, batched, each call the Numba kernel chooses (BLAS d
 gemm, small_mm's loop nest), products mixed with fused loops and reductions, on finite
 values and on values with infinities and NaNs; what the path refuses compiles with Numba as
 before."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -13,9 +15,10 @@ import xforms.numpy as xnp
 from xforms.scipy import special as xsp
 from xforms.kernels.build import codecache
 from xforms.kernels.cpu import backend, llvm
-from xforms.kernels.cpu.llvm import engine, scalar
+from xforms.kernels.cpu.buffers import workspace_array
+from xforms.kernels.cpu.llvm import engine, loops, scalar
 from xforms.kernels.runtime.products import gemv_lib, small_mm
-from test_llvm_loops import _both, _same, _values
+from test_llvm_loops import _both, _same, _values, _with_workspace
 
 LAYOUTS = {
     "nn": (lambda x, y: x @ y, lambda m, k, n: ((m, k), (k, n))),
@@ -316,23 +319,44 @@ def test_blocks_on_one_thread_match_numba(monkeypatch):
     _same(fn(*args), kernel(*args))
 
 
+# (m, k, n, the parts' kind per layout): 21M and 9M multiply-adds, k past the nest's depth
+PARTS = {"rows": (203, 1100, 96, {"nn": "rows", "nt": "rows", "tn": "rows", "tt": "rows"}),
+         "cols": (40, 1100, 200, {"nn": "rows", "nt": "cols", "tn": "rows", "tt": "rows"})}
+
+
+@pytest.mark.parametrize("added", [False, True])
+@pytest.mark.parametrize("sizes", sorted(PARTS))
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_a_large_gemm_runs_on_the_team_in_parts_of_rows(layout):
+def test_a_large_gemm_runs_on_the_team_in_parts(layout, sizes, added):
     """A gemm past small_mm's PARALLEL_MIN_WORK (here k past the nest's depth) runs as parts
-    of C's rows on OpenMP's team with OpenBLAS on one thread for the region, so that the
-    kernel's products and loops share one pool; the parts are counted from the BLAS threads
-    in force, which are given back after the region.  Values against NumPy (BLAS results:
-    tolerances, not bits, as OpenBLAS's kernel sets differ between machines)."""
+    of C's rows -- or of its columns, where each part would otherwise pack again the larger
+    operand (`split_columns`) -- on OpenMP's team with OpenBLAS on one thread for the
+    region, so that the kernel's products and loops share one pool; the parts are counted
+    from the BLAS threads in force, which are given back after the region.  `added`: the
+    product added into a value (gemm's beta = 1: the transformer block's `x + g @ w2`).
+    Values against NumPy (BLAS results: tolerances, not bits, as OpenBLAS's kernel sets
+    differ between machines)."""
     from xforms.kernels.runtime.products import blas_pointers
     f, shapes = LAYOUTS[layout]
+    m, k, n, kinds = PARTS[sizes]
     rng = np.random.default_rng(3)
-    xs, ys = shapes(203, 1100, 96)                   # 21M multiply-adds, 203 rows: 8-row units
+    xs, ys = shapes(m, k, n)
     x, y = _finite(rng, xs, np.float32), _finite(rng, ys, np.float32)
-    prep = backend._prepare(xf.make_jaxpr(f)(x, y), {"name": "t"})
-    assert "@gemmparts" in prep.llvm_ir and "@xf_blas_sgemm" in prep.llvm_ir
+    extra = [_finite(rng, (m, 8), np.float32), _finite(rng, (8, n), np.float32)]
+
+    def g(x, y, a, b, np_=xnp):
+        # (c = a @ b materialized, dying at the add: plan/products.py accumulate_products)
+        return np_.tanh(a @ b + f(x, y)) if added else f(x, y)
+    prep = backend._prepare(xf.make_jaxpr(g)(x, y, *extra), {"name": "t"}, symbolic=False)
+    assert "@xf_blas_sgemm" in prep.llvm_ir
+    assert ("@gemmcols" if kinds[layout] == "cols" else "@gemmparts") in prep.llvm_ir
+    assert ("@k_float_1_0, ptr %cc" in prep.llvm_ir) == added       # (beta)
     assert prep.llvm_ir.count("call void @xforms_blas_set_threads(i32") == 2
     fn = engine.compile_ir(prep.llvm_ir, scalar.WRAPPER)
-    want = f(x.astype(np.float64), y.astype(np.float64))
+    ws_bytes = loops.workspace(prep.plan)[0]
+    if ws_bytes:                     # (a @ b: a temporary in the kernel's workspace)
+        fn = functools.partial(_with_workspace, fn, workspace_array(ws_bytes))
+    want = g(*(v.astype(np.float64) for v in (x, y, *extra)), np_=np)
     found = blas_pointers._openblas()
     counts = [None] if found is None else [1, 2]
     for threads in counts:
@@ -341,8 +365,21 @@ def test_a_large_gemm_runs_on_the_team_in_parts_of_rows(layout):
             prev = get()
             put(threads)
         try:
-            np.testing.assert_allclose(np.asarray(fn(x, y)), want, rtol=2e-4, atol=2e-3)
+            np.testing.assert_allclose(np.asarray(fn(x, y, *extra)), want, rtol=2e-4,
+                                       atol=2e-3)
             assert found is None or get() == threads
         finally:
             if found is not None:
                 put(prev)
+
+
+def test_parts_split_the_side_whose_operand_is_cheaper_to_pack_again():
+    """The MLP's `dz @ W.T` at batch 256 (#37) splits C's columns (parts of rows each pack
+    W's transpose again: 1.95 vs 1.45 ms of one thread's CPU at 256 x 512 x 512 f32); the
+    other products, and that one at batch 1024, their rows."""
+    from xforms.kernels.cpu.llvm.ops.linalg.products import split_columns
+    assert split_columns(256, 512, False, True) and split_columns(512, 512, False, True)
+    assert not split_columns(1024, 512, False, True)             # x the larger
+    assert not split_columns(256, 512, False, False)             # x @ W (f64: 2.96 vs 2.19)
+    assert not split_columns(784, 512, True, False) and not split_columns(256, 512, True, True)
+    assert not split_columns(16, 16, False, True)                # too few columns to split

@@ -92,9 +92,11 @@ def test_causal_attention_runs_on_the_direct_path():
     (_mix, lambda T, H, D: ((2, H, T, T), (2, T, H, D))),
 ])
 def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
-    """Attention's heads: each product below PARALLEL_MIN_WORK (one thread's nest), the batch
-    together above it -- the matrices shared out over OpenMP's team (`_batch_parts`), as
-    many parts as BLAS threads in force; the Numba kernel's bits for any team size."""
+    """Attention's heads: each product below PARALLEL_MIN_WORK (one thread's nest, or gemm on
+    one BLAS thread), the batch together above it -- the matrices shared out over OpenMP's
+    team (`_batch_parts`), as many parts as BLAS threads in force; the Numba kernel's bits
+    for any team size.  (Each gemm of the batch was OpenBLAS's two-thread gemm, its pool
+    woken and joined 32 times a transformer block's forward: #37.)"""
     from xforms.kernels.runtime.products import blas_threads, nest_ir, small_mm
     from xforms.kernels.cpu.llvm import team
     if not small_mm.available():
@@ -108,7 +110,9 @@ def test_a_batch_of_small_products_runs_on_the_team(f, shapes, dt):
     m, n, k = (64, 64, 128) if f is _scores else (64, 128, 64)
     takes = nest_ir.rule(m, n, k, np.dtype(dt).itemsize, tb=f is _scores,
                          wide=nest_ir.blas_wide())
-    assert ("@xf_parallel(ptr @mmbatch" in prep.llvm_ir) == takes
+    assert "@xf_parallel(ptr @mmbatch" in prep.llvm_ir
+    # (gemm's batch: one BLAS thread set for the region and the count given back)
+    assert prep.llvm_ir.count("call void @xforms_blas_set_threads(i32") == (0 if takes else 2)
     ours, kernel = _both(f, x, y)
     want = kernel(x, y)
     prev, blas = team.get_num_threads(), list(blas_threads._functions("get"))

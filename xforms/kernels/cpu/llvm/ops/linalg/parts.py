@@ -30,7 +30,23 @@ def rows_function(mod, prefix, ty, m, a_step, ldc, call, entry=""):
 
         name = rows_function(mod, "mmparts", "float", 100, 64, 256, "  call void ...")
     """
+    return span_function(mod, prefix, ty, m, (a_step, 0, ldc), call, entry)
+
+
+def span_function(mod, prefix, ty, items, steps, call, entry=""):
+    """Define a parts function over a span of `items` (C's rows, or its columns): part p
+    takes items [i0, i1), and `call` -- IR lines -- sees %a0, %b0 and %cc (the context's
+    pointers %a, %b, %c moved on by i0 times `steps`' elements each) and %h (the items of
+    the part, i64); `entry`: lines before the loop.  -> the function's name.
+
+        name = span_function(mod, "gemmcols", "float", 512, (0, 1, 1), "  call void ...")
+    """
     name = f"@{prefix}{mod.fresh()[2:]}"
+    moves = "\n".join(
+        f"""  %{p}off = mul i64 %i0, {step}
+  {o} = getelementptr {ty}, ptr %{p}, i64 %{p}off"""
+        for o, p, step in (("%a0", "a", steps[0]), ("%b0", "b", steps[1]),
+                           ("%cc", "c", steps[2])))
     mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
 entry:
 {entry}{context_loads("%rows")}
@@ -42,13 +58,10 @@ head:
 body:
   %i0 = mul i64 %p, %rows
   %e = add i64 %i0, %rows
-  %short = icmp slt i64 %e, {m}
-  %i1 = select i1 %short, i64 %e, i64 {m}
+  %short = icmp slt i64 %e, {items}
+  %i1 = select i1 %short, i64 %e, i64 {items}
   %h = sub i64 %i1, %i0
-  %aoff = mul i64 %i0, {a_step}
-  %a0 = getelementptr {ty}, ptr %a, i64 %aoff
-  %coff = mul i64 %i0, {ldc}
-  %cc = getelementptr {ty}, ptr %c, i64 %coff
+{moves}
 {call}
   %p1 = add i64 %p, 1
   br label %head

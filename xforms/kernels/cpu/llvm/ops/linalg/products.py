@@ -37,7 +37,7 @@ import numpy as np
 
 from .....codegen import cpu_blas, dot_dims, matrix_layouts
 from ...scalar import Refused, c_strides, llvm_const
-from .parts import launch_parts, rows_function
+from .parts import launch_parts, rows_function, span_function
 
 _KIND = {"float": "s", "double": "d"}
 _INT_MAX = 2 ** 31 - 1
@@ -256,7 +256,8 @@ def _element(mod, ty, var, syms):
 def _accumulate(mod, spec, acc, xd, yd):
     """out = acc + op(x) @ op(y) as the Numba kernel's `la_mm_acc` (xforms/kernels/runtime/
     linalg.py): small_mm's nest starting from acc's elements where its rule takes the sizes,
-    else gemm with beta = 1, whatever m and n; in acc's buffer where the plan's storage
+    else gemm with beta = 1, whatever m and n (in parts on the team past
+    `_gemm_on_team`'s size, as any gemm); in acc's buffer where the plan's storage
     lets the product update it (no program output: those are arrays of their own here),
     else into a copy of it."""
     out = spec.eqn.outvars[0]
@@ -276,6 +277,11 @@ def _accumulate(mod, spec, acc, xd, yd):
     xt, yt = spec.xl == "t", spec.yl == "t"
     if _small(m, n, k, ty, yt):
         _nest(mod, spec, xd, yd, od, acc=True)
+        return
+    if _gemm_on_team(m, n, k):
+        # (OpenBLAS's own threads here woke its pool beside the team's: the transformer
+        # block's `x + gelu(h @ w1) @ w2`, #37)
+        _gemm_parts(mod, spec, xd, yd, od, beta=1.0)
         return
     ta, lda = ("t", k) if yt else ("n", n)
     tb, ldb = ("t", m) if xt else ("n", k)
@@ -312,19 +318,21 @@ def _matrix(mod, spec, xd, yd, od):
 
 
 def _gemm_on_team(m, n, k):
-    """Whether a gemm of these sizes runs as parts of C's rows on OpenMP's team, one BLAS
-    thread each (`_gemm_parts`): as large as small_mm's threaded nests, and rows to split
-    (an MLP grad at batch 1024: 3-9% faster than OpenBLAS's own two-thread gemm, s29)."""
+    """Whether a gemm of these sizes runs as parts of C on OpenMP's team, one BLAS thread
+    each (`_gemm_parts`: rows or columns): as large as small_mm's threaded nests, and rows
+    to split (an MLP grad at batch 1024: 3-9% faster than OpenBLAS's own two-thread gemm,
+    s29)."""
     from .....runtime.products import nest_ir
     from ... import team
     return m * n * k >= nest_ir.PARALLEL_MIN_WORK and m >= 16 and team.available()
 
 
-def _gemm_parts(mod, spec, xd, yd, od):
-    """gemm over parts of C's rows on OpenMP's team, OpenBLAS on one thread for the region:
-    a kernel's products and loops share one pool (an MLP step handed the cores between the
+def _gemm_parts(mod, spec, xd, yd, od, beta=0.0):
+    """gemm over parts of C on OpenMP's team, OpenBLAS on one thread for the region: a
+    kernel's products and loops share one pool (an MLP step handed the cores between the
     two pools 4 times a call: #37).  Parts counted by `launch_parts` from the BLAS count in
-    force before (one on a loaded machine); each the column-major gemm of its rows."""
+    force before (one on a loaded machine); each the column-major gemm of its rows of C, or
+    of its columns where `split_columns` says so; `beta` 1.0: added into C's values."""
     m, k, n, ty = spec.m, spec.k, spec.n, spec.ty
     xt, yt = spec.xl == "t", spec.yl == "t"
     ta, lda = ("t", k) if yt else ("n", n)
@@ -332,17 +340,45 @@ def _gemm_parts(mod, spec, xd, yd, od):
     sym = _bind(_KIND[ty] + "gemm")
     mod.decls.add(f"declare void @{sym}({', '.join(['ptr'] * 13)})")
     consts = [blas_constant(mod, *c) for c in (("i8", ord(ta)), ("i8", ord(tb)), ("i32", n),
-                                                ("i32", k), (ty, 1.0), ("i32", lda),
-                                                ("i32", ldb), (ty, 0.0))]
-    cta, ctb, cn, ck, one, clda, cldb, zero = consts
-    a_step = 1 if xt else k                 # (a transposed x's row i: column i)
-    call = f"""  %h32 = trunc i64 %h to i32
-  store i32 %h32, ptr %hp
-  call void @{sym}(ptr {cta}, ptr {ctb}, ptr {cn}, ptr %hp, ptr {ck}, ptr {one}, ptr %b, ptr {clda}, ptr %a0, ptr {cldb}, ptr {zero}, ptr %cc, ptr {cn})"""
-    name = rows_function(mod, "gemmparts", ty, m, a_step, n, call, entry="  %hp = alloca i32\n")
+                                                ("i32", m), ("i32", k), (ty, 1.0),
+                                                ("i32", lda), ("i32", ldb), (ty, beta))]
+    cta, ctb, cn, cm, ck, one, clda, cldb, zero = consts
+    entry = "  %hp = alloca i32\n"
+    part = "  %h32 = trunc i64 %h to i32\n  store i32 %h32, ptr %hp\n"
+    if split_columns(m, n, xt, yt):
+        # columns [j0, j1): op(y)'s columns j0.. (y's row j0 where y is transposed), C's
+        unit = 64 // (4 if ty == "float" else 8)     # (parts of whole cache lines of C)
+        call = part + (f"  call void @{sym}(ptr {cta}, ptr {ctb}, ptr %hp, ptr {cm}, "
+                       f"ptr {ck}, ptr {one}, ptr %b0, ptr {clda}, ptr %a, ptr {cldb}, "
+                       f"ptr {zero}, ptr %cc, ptr {cn})")
+        name = span_function(mod, "gemmcols", ty, n, (0, k if yt else 1, 1), call, entry)
+        items = n
+    else:
+        a_step = 1 if xt else k                 # (a transposed x's row i: column i)
+        call = part + (f"  call void @{sym}(ptr {cta}, ptr {ctb}, ptr {cn}, ptr %hp, "
+                       f"ptr {ck}, ptr {one}, ptr %b, ptr {clda}, ptr %a0, ptr {cldb}, "
+                       f"ptr {zero}, ptr %cc, ptr {cn})")
+        name = rows_function(mod, "gemmparts", ty, m, a_step, n, call, entry)
+        items, unit = m, 8
     prev = _one_blas_thread(mod)
-    launch_parts(mod, name, (xd, yd, od), m, 8, blas=prev)
+    launch_parts(mod, name, (xd, yd, od), items, unit, blas=prev)
     _serial_end(mod, prev)
+
+
+def split_columns(m, n, xt, yt):
+    """Whether a gemm split over the team takes parts of C's columns rather than its rows.
+    Every part packs the whole of the operand it does not split -- op(y) (k x n) for parts
+    of rows, op(x) (m x k) for parts of columns -- and OpenBLAS's pack of a transposed y
+    (its `itcopy`) is the slow one: columns where y is transposed, x is not, and x is no
+    larger.  Measured (one thread's CPU for both parts, load 7-10, ms; whole / rows /
+    columns): x @ W.T at 256 x 512 x 512, f32 1.40 / 1.95 / 1.45, f64 2.96 / 3.70 / 2.92;
+    at 1024 rows f32 3.95 / 4.39 / 4.19, f64 10.2 / 11.6 / 13.3; x @ W at 256 x 512 x 512,
+    f32 1.0 / 1.19 / 1.18, f64 2.06 / 2.19 / 2.96 (plain columns lose in float64).
+
+        >>> split_columns(256, 512, False, True), split_columns(256, 512, False, False)
+        (True, False)
+    """
+    return yt and not xt and 32 <= n and m <= n
 
 
 def _serial_begin(mod, work):

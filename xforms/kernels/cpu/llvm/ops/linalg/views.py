@@ -133,6 +133,10 @@ def emit(mod, spec):
     if _batch_on_team(spec):
         _batch_parts(mod, spec, *(mod.arrays[v][0] for v in (x, y, out)))
         return
+    # (one BLAS thread for the whole batch where OpenBLAS would split each matrix: its pool
+    # woken and joined per matrix, beside the team's, #37)
+    serial = (None if products._small(spec.m, spec.n, spec.k, spec.ty, spec.y.trans)
+              else products._serial_begin(mod, spec.m * spec.n * spec.k))
 
     def one(syms):
         idx = [mod.index(s) for s in syms]
@@ -143,12 +147,14 @@ def emit(mod, spec):
                                 [(idx[p], spec.o.strides[j]) for j, p in spec.obatch.items()]))
         _matrix(mod, spec, *ptrs)
     mod._nest_over(tuple(spec.batch), one)
+    products._serial_end(mod, serial)
 
 
 def _batch_on_team(spec):
     """Whether the batch's matrices are shared out over OpenMP's team (`_batch_parts`):
-    each one small_mm's nest on one thread (below `PARALLEL_MIN_WORK`, where the nest takes
-    no team of its own), together at least that much work, and the team bound here.
+    each one product on one thread (small_mm's nest, or gemm on one BLAS thread) below
+    `PARALLEL_MIN_WORK`, where neither takes a team of its own, together at least that
+    much work, and the team bound here.
 
         >>> _batch_on_team(spec)    # attention's 32 heads of 128 x 128 x 64 (batch 8, 4 heads)
         True
@@ -157,8 +163,7 @@ def _batch_on_team(spec):
     from ... import team
     m, n, k = spec.m, spec.n, spec.k
     nb = int(np.prod(spec.batch, dtype=np.int64))
-    return (nb > 1 and products._small(m, n, k, spec.ty, spec.y.trans)
-            and m * n * k < nest_ir.PARALLEL_MIN_WORK <= nb * m * n * k
+    return (nb > 1 and m * n * k < nest_ir.PARALLEL_MIN_WORK <= nb * m * n * k
             and team.available())
 
 
@@ -169,11 +174,19 @@ def _batch_parts(mod, spec, xd, yd, od):
     slot 5.  The runs are counted at run time as `products._parts` counts its row parts --
     the BLAS thread count in force (it follows the machine's load), the team's, the batch's
     matrices, the fewest -- so a loaded machine runs them all on this thread.  Each matrix is
-    the nest's own product: the same bits for any split."""
+    the nest's own product, or gemm's on one BLAS thread (`_gemm_line`; set for the region,
+    as products.py's `_gemm_parts`): the same bits for any split."""
     m, n, k, ty = spec.m, spec.n, spec.k, spec.ty
-    sym = products._nest_symbol(ty, spec.x.trans, spec.y.trans)
-    mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
     nb = int(np.prod(spec.batch, dtype=np.int64))
+    if products._small(m, n, k, ty, spec.y.trans):
+        sym = products._nest_symbol(ty, spec.x.trans, spec.y.trans)
+        mod.decls.add(f"declare void @{sym}(ptr, i64, ptr, i64, ptr, i64, i64, i64, i64)")
+        call = (f"  call void @{sym}(ptr %x0, i64 {spec.x.ld}, ptr %y0, i64 {spec.y.ld}, "
+                f"ptr %o0, i64 {spec.o.ld}, i64 {m}, i64 {n}, i64 {k})")
+        prev = None
+    else:
+        call = _gemm_line(mod, spec)
+        prev = products._one_blas_thread(mod)
     name = f"@mmbatch{mod.fresh()[2:]}"
     index, offsets = _batch_offsets(spec)
     mod.functions.append(f"""define internal void {name}(ptr %ctx, i64 %c0, i64 %c1) {{
@@ -194,13 +207,29 @@ body:
   %x0 = getelementptr {ty}, ptr %a, i64 %xo
   %y0 = getelementptr {ty}, ptr %b, i64 %yo
   %o0 = getelementptr {ty}, ptr %c, i64 %oo
-  call void @{sym}(ptr %x0, i64 {spec.x.ld}, ptr %y0, i64 {spec.y.ld}, ptr %o0, i64 {spec.o.ld}, i64 {m}, i64 {n}, i64 {k})
+{call}
   %f1 = add i64 %f, 1
   br label %head
 exit:
   ret void
 }}""")
-    parts.launch_parts(mod, name, (xd, yd, od), nb, 1)
+    parts.launch_parts(mod, name, (xd, yd, od), nb, 1, blas=prev)
+    products._serial_end(mod, prev)
+
+
+def _gemm_line(mod, spec):
+    """The IR line of `_batch_parts`' gemm of one matrix (%x0, %y0, %o0), as `_matrix`
+    calls it: the column-major product of the swapped views, its scalars in constants."""
+    ty = spec.ty
+    sym = products._bind(products._KIND[ty] + "gemm")
+    mod.decls.add(f"declare void @{sym}({', '.join(['ptr'] * 13)})")
+    c = [products.blas_constant(mod, *a) for a in (
+        ("i8", ord("T" if spec.y.trans else "N")), ("i8", ord("T" if spec.x.trans else "N")),
+        ("i32", spec.n), ("i32", spec.m), ("i32", spec.k), (ty, 1.0), ("i32", spec.y.ld),
+        ("i32", spec.x.ld), (ty, 0.0), ("i32", spec.o.ld))]
+    return (f"  call void @{sym}(ptr {c[0]}, ptr {c[1]}, ptr {c[2]}, ptr {c[3]}, ptr {c[4]}, "
+            f"ptr {c[5]}, ptr %y0, ptr {c[6]}, ptr %x0, ptr {c[7]}, ptr {c[8]}, ptr %o0, "
+            f"ptr {c[9]})")
 
 
 def _batch_offsets(spec):
