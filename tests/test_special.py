@@ -321,3 +321,17 @@ def test_spence_derivative_below_its_domain_is_jaxs_zero():
     np.testing.assert_allclose(xf.vmap(xf.grad(xf.grad(xsp.spence)))(x), [0.0, 0.0, 2.30481741],
                                rtol=1e-7)
     check_grads(xsp.spence, (np.array([0.3, 1.7, 4.0]),), order=2)
+
+
+@pytest.mark.parametrize("dtype, passes, start", [(np.float64, 30, 26.0), (np.float32, 25, 9.0)])
+def test_erfcx_unjitted_is_few_passes(dtype, passes, start):
+    """Un-jitted, each of erfcx's operations is a pass over the array (issue #37: 53 of
+    them before, the asymptotic series term by term); the continued fraction keeps
+    scipy's values to a few eps where it is used."""
+    jaxpr = xf.make_jaxpr(xsp.erfcx)(np.ones(4, dtype)).jaxpr
+    (call,) = jaxpr.eqns
+    assert len(call.params["call_jaxpr"].jaxpr.eqns) <= passes + 7    # + the x < 0 side
+    x = np.concatenate([np.linspace(start, 60, 2001), 10.0 ** np.linspace(2, 30, 50)])
+    x = x.astype(dtype)
+    want = sp.erfcx(x.astype(np.float64))
+    assert np.max(np.abs(np.asarray(xsp.erfcx(x)) - want) / want) < 4 * np.finfo(dtype).eps
