@@ -91,12 +91,19 @@ def views(plan, top):
 
 
 def _written(plan):
-    """The arrays the loop and op steps of `plan` write into buffers of their own."""
+    """The arrays the loop and op steps of `plan` write into buffers of their own, and the
+    carries for_loops and while loops leave in theirs (a reverse-mode while loop's
+    checkpoint stacks, set a row after their loop: no copy of the stack; scans' left out,
+    whose carries may share a workspace region with a stacked output, llvm/buffers.py
+    `stepped`)."""
     return {v for st in plan.steps if st.kind in ("loop", "op")
+            or st.kind == "control" and st.eqn.prim.name in ("for_loop", "while")
             for v in _arrays(st) if v.aval.shape}
 
 
 def _arrays(step):
+    if step.kind == "control":
+        return step.eqn.outvars
     if step.kind == "op":
         return step.eqn.outvars if step.eqn.prim.name != "reshape" else []
     return [*step.writes, *(e.outvars[0] for e, _ in step.body)]
@@ -146,6 +153,8 @@ def _alloc(m, st):
     if v in m.views:
         m.arrays[v] = (m.arrays[x][0], tuple(int(d) for d in v.aval.shape))
         return
+    if m.arrays[v][0] == m.arrays[x][0]:    # (a loop carry updated in place: control.py
+        return                              # `in_place` put it in the carry's buffer)
     nbytes = int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
     copies.memcpy(m, m.arrays[v][0], m.arrays[x][0], nbytes)
 
