@@ -192,7 +192,7 @@ def _updated(body, o):
     """The array that body value `o` updates in place, else `o` itself: followed back
     through the scatters (and dynamic_update_slices) the plan's storage puts in their
     operand's buffer (`plan.reuse[out] is operand`: dead there), and through the nested
-    for_loops and while loops that update that carry in place (`_nested`).
+    loops that update that carry in place (`_nested`).
 
     A reverse-mode while loop's checkpoint and residual stacks are such chains, carried by
     for_loops and set a row a step (`stack.at[i].set(y)`): taking two buffers in turn,
@@ -203,12 +203,11 @@ def _updated(body, o):
             for v in st.eqn.outvars}
     while o in made:
         k, st = made[o]
-        if st.kind == "op" and _scatter_in_place(body, st.eqn):
-            o = st.eqn.invars[0]
-        elif st.kind == "control" and _nested(body, k, st, o) is not None:
-            o = _nested(body, k, st, o)
-        else:
-            break
+        nxt = (st.eqn.invars[0] if st.kind == "op" and _scatter_in_place(body, st.eqn)
+               else _nested(body, k, st, o) if st.kind == "control" else None)
+        if nxt is None:
+            return o
+        o = nxt
     return o
 
 
@@ -222,16 +221,15 @@ def _scatter_in_place(body, eqn):
 
 def _nested(body, k, step, o):
     """The initial value of the carry whose final value is `o`, where `step` (the `k`th of
-    `body`) is a for_loop or while loop that updates that carry in place (`carried_in_place`)
-    and the initial value is an array of `body` that dies there: read by no later step,
-    passed to `step` once, sharing no buffer with another of its operands; else None.
-    Its loop then works in the buffer the outer loop updates (its copy before the loop
-    finds the value there: `_copy_apart`)."""
-    if step.eqn.prim.name not in ("for_loop", "while"):
+    `body`) is a loop updating that carry in place (`carried_in_place`) and the value is an
+    array of `body` that dies there (read by no later step, passed to `step` once, in no
+    buffer of another operand); else None.  That loop then works in the buffer the outer
+    loop updates (its copy in finds the value there: `_copy_apart`)."""
+    if step.eqn.prim.name not in ("scan", "for_loop", "while"):
         return None
     first, mine = carried_in_place(step)
     j = step.eqn.outvars.index(o)
-    if j not in mine:
+    if j not in mine or step.eqn.prim.name == "scan" and j >= step.eqn.params["num_carry"]:
         return None
     u = step.eqn.invars[first + j]
     if not hasattr(u, "aval") or hasattr(u, "val") or u in body.jaxpr.outvars:
@@ -250,8 +248,11 @@ def _nested(body, k, step, o):
 
 def carried_in_place(step):
     """(index of its first carry among the step's operands, the carry positions updated in
-    place: `in_place`) of for_loop or while `step`."""
+    place: `in_place`) of scan, for_loop or while `step` (a scan inside a loop body: none
+    of its carries steps through rows, `buffers.stepped`, only the kernel's own do)."""
     p, subs = step.eqn.params, subplans(step)
+    if step.eqn.prim.name == "scan":
+        return p["num_consts"], in_place(subs["jaxpr"], p["num_consts"], int(p["length"]))
     if step.eqn.prim.name == "for_loop":
         n = step.eqn.invars[0]
         first = 1 + p["num_consts"]
@@ -262,7 +263,10 @@ def carried_in_place(step):
 
 
 def _copy_apart(m, dst, src, nbytes):
-    """memcpy `src` to `dst` unless they are one buffer."""
+    """memcpy `src` to `dst` unless they are one buffer (nothing emitted where they are one
+    value: a nested loop's carry in the buffer its outer loop updates, `_nested`)."""
+    if dst == src:
+        return
     k, apart = m.fresh()[2:], m.fresh()
     m.emit(f"{apart} = icmp ne ptr {dst}, {src}")
     m.emit(f"br i1 {apart}, label %ccopy{k}, label %ccopied{k}")

@@ -92,18 +92,17 @@ def views(plan, top):
 
 def _written(plan):
     """The arrays the loop and op steps of `plan` write into buffers of their own, and the
-    carries for_loops and while loops leave in theirs (a reverse-mode while loop's
-    checkpoint stacks, set a row after their loop: no copy of the stack; scans' left out,
-    whose carries may share a workspace region with a stacked output, llvm/buffers.py
-    `stepped`)."""
-    return {v for st in plan.steps if st.kind in ("loop", "op")
-            or st.kind == "control" and st.eqn.prim.name in ("for_loop", "while")
+    carries its loops leave in theirs (a reverse-mode while loop's checkpoint stacks, set a
+    row after their loop: no copy of the stack)."""
+    return {v for st in plan.steps if st.kind in ("loop", "op", "control")
             for v in _arrays(st) if v.aval.shape}
 
 
 def _arrays(step):
-    if step.kind == "control":
-        return step.eqn.outvars
+    if step.kind == "control":      # (a scan's stacked outputs left out: they may share a
+        name = step.eqn.prim.name   # workspace region, llvm/buffers.py `stepped`; a cond's)
+        n = {"scan": step.eqn.params.get("num_carry", 0), "cond": 0}.get(name)
+        return step.eqn.outvars[:n]
     if step.kind == "op":
         return step.eqn.outvars if step.eqn.prim.name != "reshape" else []
     return [*step.writes, *(e.outvars[0] for e, _ in step.body)]
