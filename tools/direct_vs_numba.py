@@ -12,6 +12,7 @@ ratios, alternate rounds, and rerun what stands out.
     python tools/direct_vs_numba.py                      # every workload, 2 rounds
     python tools/direct_vs_numba.py --only ode mlp --rounds 3 --json out.json
     python tools/direct_vs_numba.py --quick              # the workloads' quick sizes
+    python tools/direct_vs_numba.py --report out.json    # the table of a run's file
 
 A child (``--child WORKLOAD``) prints one JSON line per xforms row: whether the direct path
 took it (`direct`: programs compiled from LLVM IR, `numba`: programs Numba compiled), the
@@ -106,7 +107,8 @@ def _run_child(workload, llvm, quick, batches, timeout):
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         text, err = out.stdout, out.stderr
     except subprocess.TimeoutExpired as e:
-        text, err = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+        text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = f"timed out after {timeout:.0f} s"
     rows = [json.loads(ln[4:]) for ln in text.splitlines() if ln.startswith("ROW ")]
     if not rows:
         print(f"  {workload} LLVM={llvm}: no rows ({err.strip().splitlines()[-1:] or ''})",
@@ -118,8 +120,10 @@ def _key(row):
     return (row["workload"], row["task"], json.dumps(row["params"], sort_keys=True, default=str))
 
 
-def compare(names, rounds, quick, batches, timeout):
-    """{row key: {"direct": [cpu ms...], "numba": [...], "loads": [...], "taken": n}}."""
+def compare(names, rounds, quick, batches, timeout, save=None):
+    """{row key: {"direct": [cpu ms...], "numba": [...], "loads": [...], "taken": n}},
+    written to `save` (a JSON file) after every child, so that a run cut short keeps its
+    rows."""
     found = {}
     for r in range(rounds):
         for name in names:
@@ -137,7 +141,21 @@ def compare(names, rounds, quick, batches, timeout):
                         e["taken"] = max(e["taken"], row["direct"])
                 print(f"  round {r + 1} {name} LLVM={llvm} (load {load:.1f})", file=sys.stderr,
                       flush=True)
+                if save:
+                    _save(found, save)
     return found
+
+
+def _save(found, path):
+    with open(path, "w") as f:
+        json.dump([{"row": list(k), **{**v, "errors": sorted(v["errors"])}}
+                   for k, v in found.items()], f, indent=1)
+
+
+def load(path):
+    """The measurements `--json` wrote, as `compare` returns them (`--report PATH`)."""
+    with open(path) as f:
+        return {tuple(e.pop("row")): {**e, "errors": set(e["errors"])} for e in json.load(f)}
 
 
 def report(found, threshold=THRESHOLD):
@@ -168,7 +186,8 @@ def main(argv=None):
     ap.add_argument("--batches", type=int, default=7)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per child")
-    ap.add_argument("--json", help="write the measurements here")
+    ap.add_argument("--json", help="write the measurements here (after every child)")
+    ap.add_argument("--report", help="print the table of a --json file and stop")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -177,11 +196,10 @@ def main(argv=None):
     sys.path.insert(0, ROOT)
     from benchmarks import workloads
     names = a.only or [n for n in workloads.REGISTRY if n not in SKIP]
-    found = compare(names, a.rounds, a.quick, a.batches, a.timeout)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump([{"row": list(k), **{**v, "errors": sorted(v["errors"])}}
-                       for k, v in found.items()], f, indent=1)
+    if a.report:
+        report(load(a.report))
+        return 0
+    found = compare(names, a.rounds, a.quick, a.batches, a.timeout, a.json)
     report(found)
     return 0
 
