@@ -88,8 +88,11 @@ def child(workload, quick, batches):
             fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
             fn(*args)
             wait = getattr(fn, "wait_compiled", None)
-            if wait is not None:
-                wait()
+            if wait is not None:        # (the compiled tier; then the harness's settling:
+                wait()                  # the BLAS thread policy counted the compile as load)
+                time.sleep(harness.SETTLE_S)
+            for _ in range(3):
+                fn(*args)
             cpu, wall = _cpu_per_call(fn, args, batches)
             row.update(cpu_ms=cpu * 1e3, wall_ms=wall * 1e3)
         except Exception as exc:                # (a row that fails: reported, not timed)
