@@ -23,8 +23,9 @@ import numpy as np
 from xforms.core.ir import split
 
 from ...plan.plan import subplans
+from ...plan.storage import step_reads
 from . import buffers, invariants
-from .ops.arrays import copies
+from .ops.arrays import copies, indexing
 from .ops.integers import scalar_ty
 from .scalar import Refused
 
@@ -160,8 +161,9 @@ def in_place(body, first, steps=None):
     """Positions j of the carries (body inputs `first + j`, outputs j) whose new value a
     fused loop of sub-plan `body` computes over the carry itself -- the plan's storage puts
     them in one buffer (xforms/kernels/plan/storage.py: a loop body owns its carries and
-    may update them in place once dead) -- for a loop of `steps` iterations (None: not
-    known); none for a single step (the copy before the loop would cost a pass).
+    may update them in place once dead) -- or that scatters (`_updated`) or a nested loop
+    updating its own carry in place (`_nested`) update, for a loop of `steps` iterations
+    (None: not known); none for a single step (the copy before the loop would cost a pass).
 
         >>> in_place(body_of(lambda i, v: 0.9 * v + g), 1, steps=4)
         {0}
@@ -176,14 +178,95 @@ def in_place(body, first, steps=None):
         if first + j >= len(ins) or not hasattr(o, "aval") or hasattr(o, "val"):
             continue
         u = ins[first + j]
-        if (o.aval.shape and o in by_loops and o not in body.placed and outs.count(o) == 1
-                and o not in ins and st.get(o) is not None and st.get(o) is st.get(u)):
+        if not (o.aval.shape and o not in body.placed and outs.count(o) == 1
+                and o not in ins and u not in outs):
+            continue
+        root = _updated(body, o)
+        if root is u or (root in by_loops and st.get(o) is not None
+                         and st.get(o) is st.get(u)):
             found.add(j)
     return found
 
 
+def _updated(body, o):
+    """The array that body value `o` updates in place, else `o` itself: followed back
+    through the scatters (and dynamic_update_slices) the plan's storage puts in their
+    operand's buffer (`plan.reuse[out] is operand`: dead there), and through the nested
+    loops that update that carry in place (`_nested`).
+
+    A reverse-mode while loop's checkpoint and residual stacks are such chains, carried by
+    for_loops and set a row a step (`stack.at[i].set(y)`): taking two buffers in turn,
+    each step copied the whole stack into the other before its one-row store -- 27
+    residual stacks of 4096 rows, 74% of the ODE gradient's time, 23 ms a call against
+    the Numba kernel's 0.9 (issue #37, session 33)."""
+    made = {v: (k, st) for k, st in enumerate(body.steps) if st.kind in ("op", "control")
+            for v in st.eqn.outvars}
+    while o in made:
+        k, st = made[o]
+        nxt = (st.eqn.invars[0] if st.kind == "op" and _scatter_in_place(body, st.eqn)
+               else _nested(body, k, st, o) if st.kind == "control" else None)
+        if nxt is None:
+            return o
+        o = nxt
+    return o
+
+
+def _scatter_in_place(body, eqn):
+    """Whether op `eqn` of `body` writes its operand's buffer (xforms/kernels/plan/storage.py
+    `reuse`), an operand that none of its other inputs is."""
+    x, out = eqn.invars[0], eqn.outvars[0]
+    return (indexing.takes(eqn) and eqn.prim.facts.inplace == 0 and body.reuse.get(out) is x
+            and not any(a is x for a in eqn.invars[1:]))
+
+
+def _nested(body, k, step, o):
+    """The initial value of the carry whose final value is `o`, where `step` (the `k`th of
+    `body`) is a loop updating that carry in place (`carried_in_place`) and the value is an
+    array of `body` that dies there (read by no later step, passed to `step` once, in no
+    buffer of another operand); else None.  That loop then works in the buffer the outer
+    loop updates (its copy in finds the value there: `_copy_apart`)."""
+    if step.eqn.prim.name not in ("scan", "for_loop", "while"):
+        return None
+    first, mine = carried_in_place(step)
+    j = step.eqn.outvars.index(o)
+    if j not in mine or step.eqn.prim.name == "scan" and j >= step.eqn.params["num_carry"]:
+        return None
+    u = step.eqn.invars[first + j]
+    if not hasattr(u, "aval") or hasattr(u, "val") or u in body.jaxpr.outvars:
+        return None
+    st = body.storage
+    s = st.get(u)
+    if s is None:
+        return None
+    if sum(1 for a in step.eqn.invars if a is u or st.get(a) is s) != 1:
+        return None
+    later = [a for later in body.steps[k + 1:] for a in step_reads(later)]
+    if any(a is u or st.get(a) is s for a in later):
+        return None
+    return u
+
+
+def carried_in_place(step):
+    """(index of its first carry among the step's operands, the carry positions updated in
+    place: `in_place`) of scan, for_loop or while `step` (a scan inside a loop body: none
+    of its carries steps through rows, `buffers.stepped`, only the kernel's own do)."""
+    p, subs = step.eqn.params, subplans(step)
+    if step.eqn.prim.name == "scan":
+        return p["num_consts"], in_place(subs["jaxpr"], p["num_consts"], int(p["length"]))
+    if step.eqn.prim.name == "for_loop":
+        n = step.eqn.invars[0]
+        first = 1 + p["num_consts"]
+        steps = int(n.val) if hasattr(n, "val") else None
+        return first, in_place(subs["body_jaxpr"], first, steps)
+    first = p["cond_nconsts"] + p["body_nconsts"]
+    return first, in_place(subs["body_jaxpr"], p["body_nconsts"])
+
+
 def _copy_apart(m, dst, src, nbytes):
-    """memcpy `src` to `dst` unless they are one buffer."""
+    """memcpy `src` to `dst` unless they are one buffer (nothing emitted where they are one
+    value: a nested loop's carry in the buffer its outer loop updates, `_nested`)."""
+    if dst == src:
+        return
     k, apart = m.fresh()[2:], m.fresh()
     m.emit(f"{apart} = icmp ne ptr {dst}, {src}")
     m.emit(f"br i1 {apart}, label %ccopy{k}, label %ccopied{k}")
@@ -403,8 +486,7 @@ def _for_loop(m, step):
     (n,), consts, carry = split(step.eqn.invars, 1, p["num_consts"])
     outs = step.eqn.outvars
     body_plan = subplans(step)["body_jaxpr"]
-    steps = int(n.val) if hasattr(n, "val") else None
-    homes = _init_carry(m, outs, carry, in_place(body_plan, 1 + len(consts), steps))
+    homes = _init_carry(m, outs, carry, carried_in_place(step)[1])
     fixed = [_of(m, a) for a in consts]
     invariants.prepare(m, step)
     count = body_plan.jaxpr.invars[0]
@@ -450,7 +532,7 @@ def _while(m, step):
     cc, bc, carry = split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
     outs = step.eqn.outvars
     subs = subplans(step)
-    homes = _init_carry(m, outs, carry, in_place(subs["body_jaxpr"], len(bc)))
+    homes = _init_carry(m, outs, carry, carried_in_place(step)[1])
     cfix, bfix = [_of(m, a) for a in cc], [_of(m, a) for a in bc]
     invariants.prepare(m, step)
     k = m.fresh()[2:]

@@ -91,12 +91,18 @@ def views(plan, top):
 
 
 def _written(plan):
-    """The arrays the loop and op steps of `plan` write into buffers of their own."""
-    return {v for st in plan.steps if st.kind in ("loop", "op")
+    """The arrays the loop and op steps of `plan` write into buffers of their own, and the
+    carries its loops leave in theirs (a reverse-mode while loop's checkpoint stacks, set a
+    row after their loop: no copy of the stack)."""
+    return {v for st in plan.steps if st.kind in ("loop", "op", "control")
             for v in _arrays(st) if v.aval.shape}
 
 
 def _arrays(step):
+    if step.kind == "control":      # (a scan's stacked outputs left out: they may share a
+        name = step.eqn.prim.name   # workspace region, llvm/buffers.py `stepped`; a cond's)
+        n = {"scan": step.eqn.params.get("num_carry", 0), "cond": 0}.get(name)
+        return step.eqn.outvars[:n]
     if step.kind == "op":
         return step.eqn.outvars if step.eqn.prim.name != "reshape" else []
     return [*step.writes, *(e.outvars[0] for e, _ in step.body)]
@@ -146,6 +152,8 @@ def _alloc(m, st):
     if v in m.views:
         m.arrays[v] = (m.arrays[x][0], tuple(int(d) for d in v.aval.shape))
         return
+    if m.arrays[v][0] == m.arrays[x][0]:    # (a loop carry updated in place: control.py
+        return                              # `in_place` put it in the carry's buffer)
     nbytes = int(np.prod([int(d) for d in v.aval.shape], dtype=np.int64)) * v.aval.dtype.itemsize
     copies.memcpy(m, m.arrays[v][0], m.arrays[x][0], nbytes)
 
