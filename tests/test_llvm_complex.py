@@ -84,6 +84,51 @@ def test_complex_conversions_match_numba():
         _same(_parts(ours(a, x)), _parts(numba(a, x)))
 
 
+_INT_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+@pytest.mark.parametrize("it", _INT_TYPES)
+def test_integer_and_bool_to_complex_match_numba(it):
+    """An integer or a bool made complex (issue #35: refused, so `z * n` of a complex
+    scalar and an integer compiled with Numba): the integer rounded once to the part's
+    float, as Numba's cast and XLA's convert -- 2**60 + 2**36 + 1 is 2**60 + 2**37 as a
+    complex64's real part, where rounding through float64 would give 2**60."""
+    info = np.iinfo(it)
+    vals = {info.min, info.max, 0, 1, info.max // 3, info.min // 3 - (info.min < 0)}
+    if it == np.int64 or it == np.uint64:
+        vals |= {2 ** 60 + 2 ** 36 + 1, 2 ** 53 + 1}
+    n = np.array(sorted(vals), it)
+    z = np.complex64(1.5 - 2j)
+
+    def f(z, n, p):
+        return (n.astype(xnp.complex64), n.astype(xnp.complex128), z * n, p.astype(z.dtype),
+                p + 1j)
+    p = np.array([True, False, True])
+    assert _taken(f, z, n, p)[0]
+    ours, numba = _both(f, z, n, p)
+    _same(_parts(ours(z, n, p)), _parts(numba(z, n, p)))
+    got = xf.jit(f)(z, n, p)
+    assert got[0].dtype == np.complex64 and got[1].dtype == np.complex128
+    np.testing.assert_array_equal(got[3], [1, 0, 1])
+    np.testing.assert_array_equal(got[4], [1 + 1j, 1j, 1 + 1j])
+    if it == np.int64:
+        k = list(n).index(2 ** 60 + 2 ** 36 + 1)
+        assert got[0][k] == np.complex64(2.0 ** 60 + 2.0 ** 37)
+        assert got[1][k] == 2.0 ** 60 + 2.0 ** 36
+
+
+def test_integer_times_complex_scalar_is_taken():
+    """A rank-0 complex argument times a rank-0 integer one (a scalar program)."""
+    def f(z, k):
+        return z ** 3 + z * k + 1
+    for dt in (np.complex64, np.complex128):
+        z, k = dt(1.5 - 2j), np.int32(3)
+        assert _taken(f, z, k)[0]
+        ours, numba = _both(f, z, k)
+        _same(_parts(ours(z, k)), _parts(numba(z, k)))
+        np.testing.assert_allclose(xf.jit(f)(z, k), z ** 3 + z * 3 + 1, rtol=1e-6)
+
+
 def test_complex_gathers_and_stores_match_numba():
     """Gathers and plain scatters move pairs; a combining scatter stays Numba's."""
     a, b = _grid(np.complex128)

@@ -54,11 +54,14 @@ EAGER_PER_EQN = 1000
 TOP_WEIGHT = 0.25
 LOOP_WEIGHT = 0.025
 LOOP_TRIP = 0.3
-# a while loop's guess (its trip count is data); a loop of a traced trip count inside one
-# whose count is guessed is guessed a tenth of that (10, then 1): reverse mode's
-# checkpointed sweep over a while loop's n steps is nseg segments of s steps (nseg s ~ n,
-# nseg 1 below 4096 steps).  Guessed 100 each, the ODE gradient (t_end 50) was estimated
-# 18.7 s eagerly against 1.1-2.0 CPU s measured; 2.0 s now (1 each: 0.28 s, too low)
+# a while loop's guess (its trip count is data).  A nest of loops of traced counts is
+# guessed to run that many innermost trips in all, not the product of guesses: reverse
+# mode's checkpointed sweep over a while loop's n steps is nseg segments of s steps (nseg s
+# ~ n; nseg 1 below 4096 steps), so a guessed loop holding a guessed loop is guessed 1 trip
+# and the innermost the guess (measured, session 33: the ODE gradient's sweep runs 1
+# segment of 96.6 steps per solve, its forward while 97.6).  Before: the guess, a tenth of
+# it inside, 1 below that -- 1000 innermost trips, ~10x high (the ODE gradient 1.96 s
+# estimated for 1.04 CPU s measured); 100 each before session 32: 18.7 s.
 _UNKNOWN_TRIPS = 100
 
 # ---- an equation's work, in ns (measured, see the module docstring) -------------------
@@ -81,6 +84,11 @@ LINALG_ELEMENT_NS = 20.0  # plus this per output element: LAPACK's small sizes a
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
 GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
                         # measured for 10^6 random ones)
+# per gather / scatter call besides its elements: indexing.py's index normalisation and
+# clipping (moveaxis, np.clip, iinfo; measured session 33, CPU s, load ~8, inside the ODE
+# gradient's eager evaluation: 25k gathers 12-15 us each, 25k scatters 16-19 us).  Unpriced
+# (work under EQN_NS is dropped), they were ~0.8 of that gradient's 1.04 s eagerly
+CALL_NS = {"gather": 13_000.0, "scatter": 16_000.0}
 
 def eager_cost(jaxpr, limit=None):
     """(equation executions one eager evaluation of `jaxpr` should take, equations in it):
@@ -125,7 +133,7 @@ def _compiled_units(eqn, work):
     return FUSED_FRACTION * work / EQN_NS
 
 
-def _cost(jaxpr, limit, weight, unknown=_UNKNOWN_TRIPS):
+def _cost(jaxpr, limit, weight):
     """-> (equation executions, equations, compiled EQN_NS units) of `jaxpr`."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     executed = size = compiled = 0
@@ -144,9 +152,10 @@ def _cost(jaxpr, limit, weight, unknown=_UNKNOWN_TRIPS):
                 subs += [b for b in v if hasattr(b, "eqns") or hasattr(b, "jaxpr")]
         if subs:
             loop = _is_loop(eqn.prim)
-            trips, guessed = _trips(eqn, unknown)
-            inner = max(1, unknown // 10) if guessed else unknown
-            costs = [_cost(b, limit, LOOP_WEIGHT if loop else weight, inner) for b in subs]
+            trips, guessed = _trips(eqn)
+            if guessed and any(_holds_guessed(b) for b in subs):
+                trips = 1                           # (segments: see _UNKNOWN_TRIPS)
+            costs = [_cost(b, limit, LOOP_WEIGHT if loop else weight) for b in subs]
             size += sum(c[1] for c in costs)
             branches = eqn.prim.facts.kind == CONTROL and not loop     # cond
             pick = max if branches else sum
@@ -181,7 +190,9 @@ def work_ns(eqn):
         return elements * ELEMENT_NS + out * per_out * float(facts.eager_scale)
     if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
         moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
-        return out * ELEMENT_NS + min(out, moved) * GATHER_NS
+        call = CALL_NS["scatter" if eqn.prim.name.startswith("scatter") else "gather"] if (
+            eqn.prim.name == "gather" or eqn.prim.name.startswith("scatter")) else 0.0
+        return call + out * ELEMENT_NS + min(out, moved) * GATHER_NS
     if facts.eager_work == "n_log_n":
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
         return elements * SORT_NS * math.log2(max(2, n)) * float(facts.eager_scale)
@@ -231,9 +242,25 @@ def _is_loop(prim):
     return prim.facts.kind == CONTROL and prim.facts.carries is not None
 
 
-def _trips(eqn, unknown=_UNKNOWN_TRIPS):
+def _holds_guessed(jaxpr):
+    """Whether `jaxpr` runs a loop of a traced trip count (`_trips` guesses it), at any depth.
+
+        >>> _holds_guessed(reverse_sweep_body)      # its steps' for_loop of a traced count
+        True
+    """
+    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+        if _is_loop(eqn.prim) and _trips(eqn)[1]:
+            return True
+        for v in eqn.params.values():
+            for b in (v if isinstance(v, (list, tuple)) else [v]):
+                if (hasattr(b, "eqns") or hasattr(b, "jaxpr")) and _holds_guessed(b):
+                    return True
+    return False
+
+
+def _trips(eqn):
     """(trips of loop `eqn`, guessed?): scan's length, a for_loop's literal count, else
-    `unknown` (a while loop, a for_loop of a traced count); 1 for cond branches, custom
+    _UNKNOWN_TRIPS (a while loop, a for_loop of a traced count); 1 for cond branches, custom
     rules, calls."""
     name = eqn.prim.name
     if "length" in eqn.params:
@@ -241,13 +268,13 @@ def _trips(eqn, unknown=_UNKNOWN_TRIPS):
     if name == "for_loop" and eqn.invars and hasattr(eqn.invars[0], "val"):
         return max(int(eqn.invars[0].val), 1), False
     if _is_loop(eqn.prim):      # a while loop, a for_loop of a traced count
-        return unknown, True
+        return _UNKNOWN_TRIPS, True
     return 1, False
 
 
 # The direct LLVM path (xforms/kernels/cpu/llvm/) compiles in this process, without Numba:
 # ~50 ms the first time in a process (its imports and LLVM's set-up; XFORMS_PRELOAD pays
-# them ahead where a core is idle), then per equation (loop bodies once) ~1 ms for an
+# them ahead where a core is idle), then per equation (loop bodies once) ~0.55 ms for an
 # elementwise, index or view one, ~30 ms for a matrix product, convolution, FFT or sort,
 # ~40 ms for a factorisation or solve (150 ms before session 32: Cholesky's cotangent
 # unrolled its blocks; GP likelihood grad 0.29-0.33 CPU s after, load ~10, n = 500-2000).  Measured 2026-12-01 (CPU s after the imports,
@@ -255,7 +282,10 @@ def _trips(eqn, unknown=_UNKNOWN_TRIPS):
 # equations) 0.10, uniform 0.08, an elementwise grad 0.11, FFT convolution grad 0.12,
 # MLP grad (6 products) 0.29, GP likelihood grad (8 factorisations and solves) 1.19.
 DIRECT_BASE = 5000
-DIRECT_PER_EQN = 100
+DIRECT_PER_EQN = 55      # (100 before session 33: the ODE gradient's 1177 equations compile
+                         # in 0.67-0.70 CPU s, 0.57 ms each with the base; RK4 grad's 242 in
+                         # 0.08-0.09; the budget 1.23 s put its eagerly 1.04 s on the fast tier
+                         # once its eager estimate was right)
 DIRECT_LIBRARY = {"window": 3000, "n_log_n": 3000, "matrix": 4000}
 DIRECT_CONTRACTION = 3000
 
@@ -265,7 +295,7 @@ def direct_compile_limit(jaxpr):
     compiles (`tiered.in_process`) to start on the fast tier: about its compile time.
 
     >>> direct_compile_limit(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(1.0))
-    5200
+    5110
     """
     units = DIRECT_BASE
     for eqn in _all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):

@@ -25,8 +25,9 @@ copy of each formula, so a change to complex_arith reaches this path too.
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
 code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
-arc functions are complex_arith's), complex reductions over threaded chunks and integer or
-bool conversions.
+arc functions are complex_arith's), complex reductions over threaded chunks and conversions from complex to an
+integer or a bool (an integer or a bool becomes a complex: its real part as Numba's cast
+rounds it, `integers.as_float`).
 """
 import numpy as np
 
@@ -37,6 +38,7 @@ from ....prepare.fusion_classes import ELEMENTWISE
 from .. import python_ir
 from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
+from . import integers
 from .arith import fp_cast
 
 TYPES = {np.dtype(np.complex64): COMPLEX_TYPES["complex64"],
@@ -79,8 +81,9 @@ def takes(eqn):
         return out == np.dtype(bool) and len(set(ins)) == 1 and ins[0] in TYPES
     if name == "complex":
         return out in TYPES and set(ins) <= set(FLOAT_TYPES) and len(set(ins)) == 1
-    if name == "convert_element_type":
-        return (out in TYPES or ins[0] in TYPES) and {ins[0], out} <= {*TYPES, *FLOAT_TYPES}
+    if name == "convert_element_type":     # (an integer or a bool becomes a real part)
+        return ((out in TYPES or ins[0] in TYPES) and {ins[0], out} <= {*TYPES, *FLOAT_TYPES}
+                or out in TYPES and (integers.is_integer(ins[0]) or ins[0] == np.dtype(bool)))
     if name == "select_n":
         return (len(ins) == 3 and ins[0] == np.dtype(bool) and out in TYPES
                 and set(ins[1:]) == {out})
@@ -323,8 +326,13 @@ def read_arg(m, k, v):
 
 
 def _convert(m, arg, src, oty):
-    """np.<dst>(x) of a float or complex: a float becomes the real part (imag +0.0), a
+    """np.<dst>(x) of a float, an integer, a bool or a complex: a real value becomes the
+    real part (imag +0.0; an integer rounded once to the part's float, a bool 1 or 0), a
     complex's real part becomes a float; parts widen or narrow as floats do."""
+    sdt = np.dtype(src.aval.dtype)
+    if integers.is_integer(sdt) or sdt == np.dtype(bool):
+        return pair(m, oty, integers.as_float(m, arg, sdt, _PART[oty]),
+                    llvm_const(0.0, _PART[oty]))
     sty = value_type(src)
     if sty in _PART and oty in _PART:
         re, im = parts(m, arg, sty)

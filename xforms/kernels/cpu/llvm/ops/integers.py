@@ -218,6 +218,28 @@ _NAMED_EMIT = {"max": _maxmin, "min": _maxmin, "div": _div, "rem": _rem, "abs": 
                "shift_right_arithmetic": _shift, "integer_pow": _integer_pow}
 
 
+def as_float(m, arg, src, fty):
+    """Loop-IR expression `arg` of integer or bool dtype `src` as an `fty` float ("float",
+    "double") -> its name: `sitofp`/`uitofp` by the sign (one rounding, as Numba's
+    integer-to-float cast), a bool 1.0 or 0.0 -- the real part of `np.complex64(x)`.
+
+        as_float(m, e, np.dtype(np.int64), "float")     # "%t5" (sitofp i64 %t4 to float)
+    """
+    r = m.fresh()
+    if src == _BOOL:
+        m.emit(f"{r} = uitofp i1 {m.expr(arg, 'i1')} to {fty}")
+    else:
+        ity = _INTS[src]
+        m.emit(f"{r} = {'sitofp' if src.kind == 'i' else 'uitofp'} {ity} "
+               f"{_operand(m, arg, ity)} to {fty}")
+    return r
+
+
+def is_integer(dt):
+    """Whether dtype `dt` is an integer this module spells (int8 ... uint64)."""
+    return np.dtype(dt) in _INTS
+
+
 def _dtype(ty, signed):
     return np.dtype(f"{'i' if signed else 'u'}{int(ty[1:]) // 8}")
 
