@@ -18,6 +18,7 @@ import xforms as xf
 import xforms.numpy as xnp
 
 from . import reference as R
+from .layouts import laid_out
 from .checks import (BIG, MARGIN, assert_close, fast_tier_only, flatten, n_args, random_args,
                      reference, scalarize, small_array_paths, tmap, unit_direction, weights)
 
@@ -89,7 +90,6 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
             got = jitted([c.xargs() for c in group], dirs)
         compare(got, label)
         for j, (args, want) in enumerate(later):
-            from .layouts import laid_out
             lay = layout if j == 0 else "contiguous"
             with _path(p):
                 got_j = jitted([tmap(lambda x: laid_out(x, lay), a) for a in args], dirs)
