@@ -985,3 +985,28 @@ def test_transposed_fori_loop_over_traced_bounds_counts_down_under_jit():
             got = xf.jit(g, tiered=False)(case.xargs()[0])
         for a, e in zip(got, eager):
             np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-12, atol=1e-14)
+
+
+def test_the_llvm_switch_is_read_per_compile_not_served_from_the_other_path():
+    """Session 33: a program compiled on the direct LLVM path was served from memory when
+    the same program (the tracing cache's ClosedJaxpr) was compiled again under
+    XFORMS_LLVM_KERNELS=0, so the fuzzer's `paths=("llvm", "numba")` and the regression
+    test above compared the LLVM kernel with itself (xforms/kernels/cpu/backend.py `_key`)."""
+    from fuzz.dtype_programs import llvm_kernels
+    from xforms.kernels.cpu import backend
+
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * 1.5 + x, x)
+    closed = xf.make_jaxpr(f)(np.ones(2))
+    with llvm_kernels(True):
+        direct = backend.compile_cpu(closed)
+    with llvm_kernels(False):
+        numba = backend.compile_cpu(closed)
+    with llvm_kernels(True):
+        again = backend.compile_cpu(closed)
+    # (a direct kernel's text holds its LLVM IR; a Numba kernel's has none)
+    assert direct._text.__dict__.get("llvm_ir") is not None
+    assert numba._text.__dict__.get("llvm_ir") is None
+    assert again is direct
+    x = np.array([0.5, -2.0])
+    np.testing.assert_array_equal(numba(x)[0], direct(x)[0])

@@ -456,67 +456,6 @@ def fast_tier_only():
     assert exes and all(e.fast_calls for e in exes), "the fast tier did not run"
 
 
-def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False,
-                    layout="contiguous"):
-    """One jitted function runs every program of the group (one compile for many programs),
-    with derivatives also its gradient and a jvp; each must equal its eager counterpart.
-    A second call with other inputs must agree too and leave the first call's results as
-    they were (compiled code may keep buffers between calls).  `small`: compile under
-    `small_array_paths`.  `numba`: compile on the CPU's Numba path (XFORMS_LLVM_KERNELS=0),
-    not the direct LLVM kernels where they take a loop.  On the CPU the group also runs on
-    jit's fast tier (the NumPy implementations of the traced program), which must agree as
-    well.  `layout`: the second call's inputs are NumPy arrays in that memory layout
-    (tests/fuzz/layouts.py)."""
-    from .dtype_programs import llvm_kernels
-    from .layouts import laid_out
-    fns, grads, dirs, eager = [], [], [], []
-    for case in group:
-        expected, margin = reference(case)
-        fns.append(case.fn())
-        # derivatives of each program away from a singular point (see fd); a program near
-        # one (a float -> int conversion anywhere) no longer drops its group's derivatives
-        if derivatives and margin >= 0:
-            fs = scalarize(case.fn(), weights(expected), xnp)
-            grads.append(xf.grad(fs, argnums=n_args(case)))
-            dirs.append(case.xargs(unit_direction(np.random.default_rng(6), case.args)))
-            eager.append((expected, grads[-1](*case.xargs()),
-                          xf.jvp(case.fn(), case.xargs(), dirs[-1])[1]))
-        else:
-            grads.append(None)
-            dirs.append(None)
-            eager.append((expected,))
-
-    def everything(all_args, all_dirs):
-        return [(f(*a),) if g is None else (f(*a), g(*a), xf.jvp(f, a, d)[1])
-                for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
-    jitted = xf.jit(everything, backend=backend)
-    path = llvm_kernels(False) if numba else contextlib.nullcontext()
-    with path, small_array_paths(backend or "cpu") if small else contextlib.nullcontext():
-        got = jitted([c.xargs() for c in group], dirs)
-    what = ["value vs NumPy", "grad vs eager grad", "jvp vs eager jvp"]
-    name = f"jit({backend or 'cpu'})"
-
-    def compare(results, label):
-        for k, (out, exp) in enumerate(zip(results, eager)):
-            for w, a, e in zip(what, out, exp):
-                assert_close(tmap(np.asarray, a), e, f"{name} program {k}: {w}{label}")
-    compare(got, "")
-    if backend in (None, "cpu"):
-        with fast_tier_only():
-            fast = xf.jit(everything, backend=backend, tiered=True)
-            compare(fast([c.xargs() for c in group], dirs), " (fast tier)")
-    rng = np.random.default_rng(11)
-    args2 = [random_args(c.prog, rng) for c in group]
-    with llvm_kernels(False) if numba else contextlib.nullcontext():
-        got2 = jitted([tmap(lambda x: laid_out(x, layout), a) for a in args2], dirs)
-    compare(got, " (first call's result, after a second call)")
-    for k, (out, f, a) in enumerate(zip(got2, fns, args2)):
-        want = tmap(np.asarray, f(*tmap(xnp.asarray, a)))
-        if all(np.all(np.isfinite(x)) for x in flatten(want)[0]):
-            assert_close(tmap(np.asarray, out[0]), want,
-                         f"{name} program {k}: second call (other inputs) vs eager")
-
-
 @st.composite
 def axes_for(draw, case):
     """Random vmap in_axes and an out_axes valid for every output leaf.  Each argument gets
@@ -569,4 +508,4 @@ def check_jacobians(case):
 
 __all__ = ["Case", "Leaf", "cases", "axes_for", "loop_segments", "check_eager", "check_jvp",
            "check_vjp", "check_grad", "check_hvp", "check_jvp_of_vjp", "check_grads2",
-           "check_vmap", "check_ir", "check_jit_group", "check_jacobians", "small_array_paths"]
+           "check_vmap", "check_ir", "check_jacobians", "small_array_paths"]

@@ -16,7 +16,8 @@ TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, TESTS)
 sys.path.append(os.path.join(TESTS, "cuda"))
 
-from fuzz.checks import Case, check_jit_group  # noqa: E402
+from fuzz.checks import Case  # noqa: E402
+from fuzz.jit_groups import check_jit_group  # noqa: E402
 import sim_threads  # noqa: E402
 
 

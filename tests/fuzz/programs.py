@@ -61,8 +61,9 @@ class Scope:
 
 class _Gen:
     def __init__(self, draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                 control_weight, affine=None):
+                 control_weight, affine=None, lead_control=False):
         self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
+        self.lead_control = lead_control     # the program's first statement is control flow
         self.control, self.block_stmts = control, block_stmts
         self.control_kinds, self.control_weight = control_kinds, control_weight
         self.affine = affine     # fori bodies start with an affine step: None, drawn
@@ -440,7 +441,8 @@ class _Gen:
         drawn here showed it.)"""
         a, sa = carries[self.integer(0, len(carries) - 1)]
         outer = Scope()
-        outer.vars = scope.vars[:scope.start] + [(a, sa)]
+        # (b = c makes the step a product, whose order never shows: not with `affine=True`)
+        outer.vars = scope.vars[:scope.start] + ([] if self.affine else [(a, sa)])
         b = self.pick_exact(outer, self.bcast_to_shape(sa))
         return self.emit(scope, self.fresh(), "istep", (a, b), shapes=[sa, dict(outer.vars)[b]],
                          index=scope.index, exact=True)
@@ -589,8 +591,9 @@ class _Gen:
     def program(self):
         scope = Scope()
         stmts = []
-        for _ in range(self.integer(1, self.max_stmts)):
-            stmts += self.stmt(scope, 0)
+        for k in range(self.integer(1, self.max_stmts)):
+            lead = k == 0 and self.lead_control and self.control
+            stmts += self.gen_control(scope, 0) if lead else self.stmt(scope, 0)
         defined = [o for s in stmts for o in _outs(s)]
         used = set().union(*(s.uses() for s in stmts))
         sinks = [o for o in defined if o not in used and o != "_"]
@@ -657,10 +660,11 @@ def _broadcasts(s, t):
 
 @st.composite
 def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3,
-             control_kinds=tuple(CONTROL), control_weight=2, affine=None):
+             control_kinds=tuple(CONTROL), control_weight=2, affine=None, lead_control=False):
     """A random well-typed `Program` (see the module docstring); `control_kinds`: the
     control flow drawn (`("scan_acc",)`: only accumulating scans), `control_weight` how
     often (against 11 for the other families); `affine=True`: every fori_loop body starts
-    with an affine step of a carry (`_Gen.affine_step`; else one in two does)."""
+    with an affine step of a carry (`_Gen.affine_step`; else one in two does), whose other
+    term is not the carry; `lead_control=True`: the first statement is control flow."""
     return _Gen(draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                control_weight, affine).program()
+                control_weight, affine, lead_control).program()

@@ -228,7 +228,7 @@ def compile_cpu(closed, options=None):
         exe = float16.Float16Executable(compile_cpu(float16.widen(closed), options),
                                         closed.out_avals)
         with _lock:
-            _exes.put(closed, "cpu", exe)
+            _exes.put(closed, _key(), exe)
         return exe
     with step(), _lock:                 # (planning and emitting share memo tables)
         prep = _prepare(closed, options)
@@ -245,12 +245,19 @@ def compile_cpu(closed, options=None):
                     raise
                 # a size Numba needs as a constant was printed as a symbol: constants
                 exe = _finish(_prepare(closed, options, symbolic=False))
-            _exes.put(closed, "cpu", exe)
+            _exes.put(closed, _key(), exe)
         return exe
 
 
+def _key():
+    """The memo's key beside the program: the path XFORMS_LLVM_KERNELS chooses (read per
+    compile), so that a program compiled on one path is compiled again, not served, on the
+    other (a test comparing the paths compared one kernel with itself)."""
+    return "cpu", config.llvm_kernels()
+
+
 def _cached(closed):
-    return _exes.get(closed, "cpu")
+    return _exes.get(closed, _key())
 
 
 class _Prepared:

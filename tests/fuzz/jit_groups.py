@@ -1,0 +1,136 @@
+"""Groups of fuzz programs through one `jit`: compiled code against eager and NumPy.
+
+A compile costs seconds and a call microseconds, so a group shares one compile and the
+compiled function is called several times: at the drawn inputs, then at `calls - 1` other
+draws, each compared with eager evaluation -- values, and (where the program is away from a
+singular point there) its gradient and a jvp.  A loop's trip count follows its inputs, so
+the later calls run the same compiled loops (and their transposes) for other trip counts.
+`paths` compiles the group on each CPU path in turn, the direct LLVM kernels and Numba's,
+against the same eager results.
+
+    >>> check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
+"""
+import contextlib
+
+import numpy as np
+
+import xforms as xf
+import xforms.numpy as xnp
+
+from . import reference as R
+from .layouts import laid_out
+from .checks import (BIG, MARGIN, assert_close, fast_tier_only, flatten, n_args, random_args,
+                     reference, scalarize, small_array_paths, tmap, unit_direction, weights)
+
+WHAT = ("value vs NumPy", "grad vs eager grad", "jvp vs eager jvp")
+
+
+def _smooth_at(case, args):
+    """Whether the NumPy rendering is finite at `args` and away from a singular point
+    (`reference`'s margin, without rejecting the example)."""
+    with R.margins() as m, np.errstate(all="ignore"):
+        out = case.ref_fn()(*args)
+    return m.singular > MARGIN and all(np.all(np.isfinite(x)) and np.all(np.abs(x) < BIG)
+                                       for x in flatten(out)[0])
+
+
+def _finite(tree):
+    return all(np.all(np.isfinite(np.asarray(x))) for x in flatten(tree)[0])
+
+
+def _path(name):
+    from .dtype_programs import llvm_kernels
+    return llvm_kernels(False) if name == "numba" else contextlib.nullcontext()
+
+
+def check_jit_group(group, backend=None, derivatives=True, small=False, numba=False,
+                    layout="contiguous", calls=2, paths=None):
+    """One jitted function runs every program of the group (one compile for many programs),
+    with derivatives also its gradient and a jvp; each must equal its eager counterpart.
+    `calls - 1` more calls with other inputs must agree with eager too (derivatives where
+    the program is smooth there) and leave the first call's results as they were
+    (compiled code may keep buffers between calls).  `small`: compile under
+    `small_array_paths`.  `numba`: compile on the CPU's Numba path (XFORMS_LLVM_KERNELS=0),
+    not the direct LLVM kernels where they take a loop; `paths` (("llvm", "numba")) compiles
+    on each in turn.  On the CPU the group also runs on jit's fast tier (the NumPy
+    implementations of the traced program), which must agree as well.  `layout`: the
+    second call's inputs are NumPy arrays in that memory layout (tests/fuzz/layouts.py)."""
+    fns, grads, dirs, eager = [], [], [], []
+    for case in group:
+        expected, margin = reference(case)
+        fns.append(case.fn())
+        # derivatives of each program away from a singular point (see fd); a program near
+        # one (a float -> int conversion anywhere) no longer drops its group's derivatives
+        if derivatives and margin >= 0:
+            fs = scalarize(case.fn(), weights(expected), xnp)
+            grads.append(xf.grad(fs, argnums=n_args(case)))
+            dirs.append(case.xargs(unit_direction(np.random.default_rng(6), case.args)))
+            eager.append((expected, grads[-1](*case.xargs()),
+                          xf.jvp(case.fn(), case.xargs(), dirs[-1])[1]))
+        else:
+            grads.append(None)
+            dirs.append(None)
+            eager.append((expected,))
+
+    def everything(all_args, all_dirs):
+        return [(f(*a),) if g is None else (f(*a), g(*a), xf.jvp(f, a, d)[1])
+                for f, g, a, d in zip(fns, grads, all_args, all_dirs)]
+    name = f"jit({backend or 'cpu'})"
+
+    def compare(results, label):
+        for k, (out, exp) in enumerate(zip(results, eager)):
+            for w, a, e in zip(WHAT, out, exp):
+                assert_close(tmap(np.asarray, a), e, f"{name} program {k}: {w}{label}")
+    later = _later_calls(group, fns, grads, dirs, calls)
+    for p in paths or ("numba" if numba else "llvm",):
+        jitted = xf.jit(everything, backend=backend)
+        label = f" ({p} path)" if paths else ""
+        with _path(p), small_array_paths(backend or "cpu") if small else \
+                contextlib.nullcontext():
+            got = jitted([c.xargs() for c in group], dirs)
+        compare(got, label)
+        for j, (args, want) in enumerate(later):
+            lay = layout if j == 0 else "contiguous"
+            with _path(p):
+                got_j = jitted([tmap(lambda x: laid_out(x, lay), a) for a in args], dirs)
+            compare(got, f"{label} (first call's result, after call {j + 2})")
+            for k, (out, exp) in enumerate(zip(got_j, want)):
+                for w, a, e in zip(WHAT, out, exp):
+                    if e is not None:
+                        assert_close(tmap(np.asarray, a), e,
+                                     f"{name} program {k}: call {j + 2} (other inputs): "
+                                     f"{w.replace('NumPy', 'eager')}{label}")
+    if backend in (None, "cpu"):
+        with fast_tier_only():
+            fast = xf.jit(everything, backend=backend, tiered=True)
+            compare(fast([c.xargs() for c in group], dirs), " (fast tier)")
+
+
+# the later calls' inputs: standard normal plus these offsets in turn (a loop's trip count
+# grows with the mean of an input: 3-4 trips at +1, where the first call has mostly 2-3)
+OFFSETS = (1.0, 0.0, -0.5, 0.5)
+
+
+def _later_calls(group, fns, grads, dirs, calls):
+    """[(inputs for every program, [(value, grad, jvp) eagerly, None where not compared])]
+    for the calls after the first (other random inputs, the same seeds every time)."""
+    rng = np.random.default_rng(11)
+    later = []
+    for j in range(calls - 1):
+        off = OFFSETS[j % len(OFFSETS)]
+        args = [tmap(lambda x: x + off, random_args(c.prog, rng)) for c in group]
+        want = []
+        for case, f, g, d, a in zip(group, fns, grads, dirs, args):
+            x = tmap(xnp.asarray, a)
+            value = tmap(np.asarray, f(*x))
+            row = [value if _finite(value) else None, None, None]
+            if g is not None and row[0] is not None and _smooth_at(case, a):
+                gj, tj = g(*x), xf.jvp(f, x, d)[1]
+                if _finite(gj) and _finite(tj):
+                    row[1:] = [tmap(np.asarray, gj), tmap(np.asarray, tj)]
+            want.append(row if g is not None else row[:1])
+        later.append((args, want))
+    return later
+
+
+__all__ = ["check_jit_group"]
