@@ -267,3 +267,27 @@ def test_loop_carry_outputs_come_from_the_pool():
         np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
     for g, w in zip(r1, want):                   # still intact after the later calls
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_results_the_kernel_reshaped_are_not_overwritten(monkeypatch):
+    """A pooled buffer the kernel reshapes for a later output (here `c * 2`'s, dead after
+    the cumsum, taken over by the transpose) comes back from Numba as a new array over its
+    memory-info object, which holds the buffer, not its read-only owner: the pool must see
+    that reference too (found by the fuzzer's deep profile: the first call's result
+    became the second call's input)."""
+    monkeypatch.setattr(cpu_buffers, "POOLED_OUTPUT_MIN_BYTES", 0)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    f = xf.jit(lambda c, d: (xnp.cumsum(c * 2.0), xnp.swapaxes(d, -1, -3)))
+    c, d = np.array([1.0, 2.0]), np.array([[[3.0, 4.0]]])
+    assert "reshape_c(" in f.lower(c, d).as_text()     # (else this tests nothing)
+    for call in (f, executable_of(f, c, d)):
+        k1, u1 = call(c, d)
+        k2, u2 = call(c + 1.0, d + 10.0)
+        np.testing.assert_array_equal(np.asarray(u1).ravel(), [3.0, 4.0])
+        np.testing.assert_array_equal(np.asarray(k1), [2.0, 6.0])
+        np.testing.assert_array_equal(np.asarray(u2).ravel(), [13.0, 14.0])
+
+
+def executable_of(jitted, *args):
+    jitted(*args)
+    return executable(jitted)

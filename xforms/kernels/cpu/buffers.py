@@ -79,6 +79,16 @@ def _free_count():
 FREE = _free_count()
 
 
+def is_free(entry, i):
+    """Whether nothing outside the pool holds output buffer `entry[i]`.  A result is
+    normally a NumPy view, whose `.base` collapses to the buffer's owner (`entry[i].base`);
+    but a result Numba made by reshaping the buffer inside the kernel is a new array over
+    Numba's memory-info object, which holds the buffer itself, not the owner.  So both
+    counts must be the pool's own: the entry's reference to the buffer, and the buffer's to
+    its owner.  (Indexing `entry` here, not passing the buffer, keeps the counts at FREE.)"""
+    return _getrefcount(entry[i]) == FREE and _getrefcount(entry[i].base) == FREE
+
+
 class _Budget:
     """Bytes kept by all pools between calls."""
 
@@ -198,7 +208,7 @@ class BufferPool:
         current one is still held (by the caller's earlier result): the spare if it is free,
         else a new buffer.  The one still held becomes the spare (it is free again once the
         caller lets go), the pool's reference to an older held one is dropped."""
-        if entry[i + 1] is not None and _getrefcount(entry[i + 1].base) == FREE:
+        if entry[i + 1] is not None and is_free(entry, i + 1):
             entry[i], entry[i + 1] = entry[i + 1], entry[i]
             return
         shape, dt = self.out_specs[(i - 1) // 2]
@@ -209,7 +219,7 @@ class BufferPool:
         """The kernel's trailing arguments for this entry (claiming free output buffers)."""
         out = [entry[0]] if self.ws_nbytes else []
         for i in range(1, 2 * len(self.out_specs), 2):
-            if _getrefcount(entry[i].base) != FREE:
+            if not is_free(entry, i):
                 self.claim(entry, i)
             out.append(entry[i])
         return out

@@ -17,7 +17,7 @@ from the pool's free list:
         except IndexError:
             w = acquire()
         try:
-                if rc(w[1].base) != FREE: claim(w, 1)  # the caller still holds output 0
+            if not is_free(w, 1): claim(w, 1)  # the caller still holds output 0
             r = kernel(x0, w[0], w[1])
         finally:
             if w[-1]: push(w)
@@ -28,7 +28,6 @@ writability of arrays): a mismatch raises Miss, TypeError, AttributeError, KeyEr
 IndexError or ValueError before any work is done, and the caller falls back to the general
 path (`MISSES`).  Trees with namedtuples or custom nodes get no fast path.
 """
-import sys
 
 import numpy as np
 
@@ -182,14 +181,14 @@ def make_fast_call(kernel, in_tree, leaf_kinds, in_avals, consts, out_tree, out_
 
 def _call_with_buffers(lines, env, pool, args):
     """The kernel call with the trailing buffer arguments of an entry of `pool`."""
-    from .buffers import FREE
+    from .buffers import is_free
     env.update(pop=pool.free.pop, push=pool.free.append, acquire=pool.acquire,
-               claim=pool.claim, rc=sys.getrefcount, FREE=FREE)
+               claim=pool.claim, is_free=is_free)
     bufs = ["w[0]"] if pool.ws_nbytes else []
     checks = []
     for j in range(len(pool.out_specs)):
         i = 1 + 2 * j
-        checks.append(f"    if rc(w[{i}].base) != FREE: claim(w, {i})")
+        checks.append(f"    if not is_free(w, {i}): claim(w, {i})")
         bufs.append(f"w[{i}]")
     lines += ["try:", "    w = pop()", "except IndexError:", "    w = acquire()", "try:",
               *checks, f"    r = kernel({', '.join(args + bufs)})", "finally:",
