@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
+from numba.core import types
 
 import xforms as xf
 import xforms.numpy as xnp
@@ -602,3 +603,23 @@ def test_padding_and_holes_add_nothing_with_an_infinite_kernel(tiers):
                                               feature_group_count=G)
     for r in tiers(f, x, w):
         np.testing.assert_allclose(r, want, rtol=1e-12)
+
+
+def test_read_only_operands_share_the_writable_operands_compile(monkeypatch):
+    """conv_run (Numba's path) compiles in ~20 CPU s a signature: read-only operands (a
+    user's non-writeable arrays, constants) are passed as writable ones (`reads_only`), so
+    they take the same compiled code, not a signature of their own."""
+    from xforms.kernels.runtime import conv as rt_conv
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
+    x = np.linspace(-1.0, 1.0, 2 * 5 * 5 * 2).reshape(2, 5, 5, 2)
+    w = np.linspace(0.0, 1.0, 3 * 3 * 2 * 3).reshape(3, 3, 2, 3)
+    x.flags.writeable = w.flags.writeable = False
+    f = xf.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID",
+                                                     dimension_numbers=NHWC), tiered=False)
+    got = f(x, w)
+    want = conv_loop(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 1),
+                     ((0, 0), (0, 0)), (1, 1), (1, 1)).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    sigs = [s for s in rt_conv.conv_run.overloads if str(s[0].dtype) == "float64"]
+    assert sigs and not any(isinstance(t, types.Array) and not t.mutable
+                            for s in sigs for t in s), sigs

@@ -36,7 +36,7 @@ from numba.core import types
 from numba.np.ufunc.parallel import _launch_threads
 
 from . import threads as _threads  # noqa: F401 (GOMP_SPINCOUNT, set before libgomp loads)
-from ..numba_fixes.unlinked import unlinked  # noqa: F401 (generated kernels call conv_run so)
+from ..numba_fixes.unlinked import reads_only, unlinked  # noqa: F401 (kernels call conv_run so)
 from .products.blas_serial import serial_begin, serial_end
 from .conv_blocks import (direct, im2col, im2col_t, not_finite, scatter, scatter_kernel, small,
                           t_sums)
@@ -168,6 +168,7 @@ def choose(plan):
     return IM2COL, per, (lines + per - 1) // per, fm
 
 
+@reads_only(0, 1)          # (read-only operands share the writable ones' compile)
 @numba.njit(cache=_CACHE, nogil=True, parallel=True)
 def conv_run(x, w, out, plan):
     """out = conv_general_dilated(x, w), all three flat; `plan` (45 ints, from `ints`) holds
