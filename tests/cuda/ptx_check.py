@@ -8,12 +8,6 @@ code that only the simulator accepts fails here.
                                               # bench: the GPU table's, only on request)
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
-In CI (CI=true; XFORMS_PTX_ALL_CCS=1 overrides) every kernel is compiled for sm_80 and one in
-SECOND_CC_SAMPLE, chosen by a hash of its text, for sm_90 too: the second architecture was
-a fifth of the check's time (NVVM's optimisation runs again on the same IR), and what one
-architecture rejects shows in many kernels, so the sample catches it.  Elsewhere, both for
-every kernel.
-
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text are compiled once; each kernel is typed and lowered once and
 its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
@@ -33,29 +27,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 CCS = ((8, 0), (9, 0))
-# in CI, one distinct kernel in this many is compiled for CCS[1:] as well (see above)
-SECOND_CC_SAMPLE = 4
-
-
-def ccs_for(key, sample):
-    """The compute capabilities a kernel (its text and signature) is compiled for: all of
-    CCS, or with `sample` > 1 the first alone unless the kernel's hash falls in the sample.
-
-        >>> [len(ccs_for(("k%d" % i, "sig"), 4)) for i in range(6)]
-        [2, 2, 1, 1, 1, 1]
-    """
-    import hashlib
-    if sample <= 1 or hashlib.sha1("\0".join(key).encode()).digest()[0] % sample == 0:
-        return CCS
-    return CCS[:1]
-
-
-def _second_cc_sample():
-    """SECOND_CC_SAMPLE in CI, else 1 (every kernel for every architecture)."""
-    if os.environ.get("XFORMS_PTX_ALL_CCS") == "1" or os.environ.get("CI", "") in ("", "0",
-                                                                                  "false"):
-        return 1
-    return SECOND_CC_SAMPLE
 
 
 def ptx_for_ccs(fn, sig, ccs):
@@ -241,8 +212,7 @@ def main(names=None):
     EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
     _pretend_libraries()
     _pretend_device()
-    seen, failures, n_kernels, n_second, t0 = set(), 0, 0, 0, time.time()
-    sample = _second_cc_sample()
+    seen, failures, n_kernels, t0 = set(), 0, 0, time.time()
     chosen = [n for n in EVERY if not names or n in names
               or any(a.endswith(":") and n.startswith(a) for a in names)]
     unknown = [a for a in names or () if not a.endswith(":") and a not in EVERY]
@@ -265,13 +235,11 @@ def main(names=None):
                 if key in seen:
                     continue
                 seen.add(key)
-                ccs = ccs_for(key, sample)
                 try:
-                    ptxes = ptx_for_ccs(getattr(mod, k.name), sigs[k.name].args, ccs)
+                    ptxes = ptx_for_ccs(getattr(mod, k.name), sigs[k.name].args, CCS)
                 except Exception as e:
                     raise lowering_error(e, program, path, k) from None
-                n_second += len(ccs) > 1
-                for cc, ptx in zip(ccs, ptxes):
+                for cc, ptx in zip(CCS, ptxes):
                     if f".target sm_{cc[0]}{cc[1]}" not in ptx:
                         raise AssertionError(f"{k.name}: no PTX for sm_{cc[0]}{cc[1]}")
                 new += 1
@@ -281,10 +249,9 @@ def main(names=None):
             failures += 1
             print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
             traceback.print_exc(limit=-3)
-    others = ", ".join(f"sm_{a}{b}" for a, b in CCS[1:])
-    print(f"{n_kernels} distinct kernels compiled to PTX for sm_{CCS[0][0]}{CCS[0][1]}, "
-          f"{n_second} of them for {others} too (one in {sample} where CI=true), in "
-          f"{time.time() - t0:.1f} s; {failures} program(s) failed")
+    print(f"{n_kernels} distinct kernels compiled to PTX for "
+          f"{', '.join(f'sm_{a}{b}' for a, b in CCS)} in {time.time() - t0:.1f} s; "
+          f"{failures} program(s) failed")
     return 1 if failures else 0
 
 
