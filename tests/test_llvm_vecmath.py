@@ -3,6 +3,8 @@
 Numba kernel of the same program: bit for bit over special values, every function's range
 boundaries and random values, float32 and float64, lengths around the 64 elements from
 which both paths call the polynomials (libm below), non-contiguous inputs."""
+import re
+
 import numpy as np
 import pytest
 
@@ -224,3 +226,23 @@ def test_a_libm_call_beside_polynomials_vectorises(dt):
     import xforms.scipy.special as xsp
     alone = backend._prepare(xf.make_jaxpr(xsp.erfc)(x), {"name": "t"}).llvm_ir
     assert "vector-function-abi-variant" not in alone
+
+
+@pytest.mark.parametrize("dt,n", [(np.float64, 1000), (np.float64, 70000), (np.float32, 1000)])
+def test_trig_under_a_staged_sum_takes_the_polynomials(dt, n):
+    """sum(sin(x) * cos(x) + exp(-x^2)) (benchmark elementwise): a staged 1-D sum
+    vectorises, so its sin/cos are the bounded polynomials as in the Numba path (they were
+    glibc's scalar sincos, 2-5x slower: issue #37); a nan redoes the loop with libm, the
+    sum's scalar taken from whichever run ran last."""
+    x = np.random.default_rng(5).uniform(-6, 6, n).astype(dt)
+    fn, kernel, text = _kernels(lambda x: xnp.sum(xnp.sin(x) * xnp.cos(x) + xnp.exp(-x ** 2)), x)
+    ty = "double" if dt == np.float64 else "float"
+    assert re.search(f"call {ty} @\"?xf_vmf?_sin_bounded_{ty}", text), "the polynomials"
+    assert re.search(f"call {ty} @\"?xf_vmf?_cos_bounded_{ty}", text)
+    assert "sincos" not in text
+    with np.errstate(all="ignore"):
+        for bad in (None, np.inf, np.nan, 1e30, 5999.0, 6001.0):
+            y = x.copy()
+            if bad is not None:
+                y[n // 3] = bad
+            _same([fn(y)], [kernel(y)])

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from ...libm.vecmath import TRIG_MAX_ARG, base, scalar_types as st
-from ..chunking import has_bounded_trig
+from ..chunking import has_bounded_trig, stages_sums
 from ..math_choice import TRIG_BOUNDED, VECMATH, VECMATH_F32
 from .ops.reductions import accumulators
 from . import python_ir
@@ -292,7 +292,8 @@ def guarded(module, step, vsize, emit):
     the flag is set, the whole loop again with libm (`module.vector_math` off).  `vsize`:
     the size the Numba path's vector math sees."""
     module.trig_flag = None
-    if not (module.vector_math and has_bounded_trig(step, vsize, accumulators(step))):
+    accs, staged = _staged(step)
+    if not (module.vector_math and has_bounded_trig(step, vsize, accs, staged)):
         emit()
         return
     flag = module.trig_flag = f"%trig{len(module.allocas)}"
@@ -300,16 +301,57 @@ def guarded(module, step, vsize, emit):
     module.emit(f"store i1 false, ptr {flag}")
     names = dict(module.names)
     emit()
-    if module.names != names:          # (a scalar out of a loop that may be redone)
+    # a staged sum's scalar (the only scalar such a loop yields): a slot both runs store
+    # into, read after them (each run's value is defined in its own branch)
+    new = [v for v, r in module.names.items() if names.get(v) != r]
+    if new and not (staged and all(_a_sum_of(accs, v) for v in new)):
         raise Refused("a scalar result of a guarded loop")
+    slots = {v: _slot(module, v) for v in new}
+    _keep(module, slots)
     module.trig_flag, module.vector_math = None, False
     k, v = module.fresh()[2:], module.fresh()
     module.emit(f"{v} = load i1, ptr {flag}")
     module.emit(f"br i1 {v}, label %redo{k}, label %done{k}")
     module.label(f"redo{k}")
     emit()
+    _keep(module, slots)
     module.emit(f"br label %done{k}")
     module.label(f"done{k}")
+    for var, (slot, ty) in slots.items():
+        module.names[var] = module.fresh()
+        module.emit(f"{module.names[var]} = load {ty}, ptr {slot}")
+
+
+def _a_sum_of(accs, var):
+    """Whether `var` is the scalar of one of `accs`' level-0 float sums or products."""
+    return any(a.out is var and a.level == 0 and not a.arg and a.dt.kind == "f"
+               for a in accs.values())
+
+
+def _slot(module, var):
+    """(an alloca for scalar `var`'s value, its type)."""
+    ty, slot = module.value_ty(var.aval), f"%kept{len(module.allocas)}"
+    module.allocas.append(f"{slot} = alloca {ty}")
+    return slot, ty
+
+
+def _keep(module, slots):
+    """Store each scalar's current value (`module.names`) into its slot."""
+    for var, (slot, ty) in slots.items():
+        module.emit(f"store {ty} {module.names[var]}, ptr {slot}")
+
+
+def _staged(step):
+    """(`step`'s accumulators, whether its sums are staged), as the Numba path asks
+    `has_bounded_trig`: a staged sum folds buffered values in lanes, so its loop vectorises
+    and takes the polynomials (sum(sin(x) * cos(x)) ran glibc's scalar sincos, issue #37).
+
+        _staged(step)     # ({eqn: Acc}, True) for a 1-D float sum of 64+ elements
+    """
+    accs = accumulators(step)
+    shape = tuple(int(d) for d in step.shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    return accs, stages_sums(shape, size, accs)
 
 
 # ---- libm calls inside vector loops ----------------------------------------------------------
