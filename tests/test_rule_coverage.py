@@ -411,6 +411,11 @@ _KEPT = {
         "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
+    ("xforms/kernels/cpu/llvm/vecmath.py", "exp"): "not primitives: Python's math functions "
+        "the eager complex kernels replace by vecmath polynomials (`_VM`); `COMPLEX_PRIMITIVES`: "
+        "the complex element functions vectorised so far, a measured choice (session 33)",
+    ("xforms/kernels/cpu/llvm/ops/arrays/indexing.py", "scan"): "code: which outputs of each "
+        "control primitive are loop carries (a scan's first num_carry, none of a cond's)",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "exp"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
