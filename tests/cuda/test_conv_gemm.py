@@ -21,6 +21,8 @@ from xforms.tree_util import tree_leaves
 from conv_families import FAMILIES, conv_eqns, program
 from vendor_model import ModelBlas
 
+# ModelBlas computes on host arrays, which only the simulator's device arrays are; on a GPU
+# the same families run against the real cuBLAS in test_gpu_vendor.py
 if not rt.simulating():
     pytest.skip("simulator only (host-memory device arrays)", allow_module_level=True)
 
