@@ -227,3 +227,52 @@ def test_random_gamma_grad_jvp_of_jvp_takes_the_direct_path():
     g = xf.jit(f2, tiered=False)
     np.testing.assert_allclose([float(g(a, x)), float(g(np.float64(3.0), np.float64(5.0)))],
                                [-0.3233525751989254, 0.06678547757300465], rtol=1e-12)
+
+
+def _one(a0):
+    return a0 + 1.0
+
+
+def _two(a0):
+    return a0 + 2.0
+
+
+def _closure(upper):
+    def flagged(a0):
+        if upper:
+            return a0 + 1.0
+        return a0 - 1.0
+    return flagged
+
+
+def test_translations_are_not_served_for_another_functions_temporary_namespace():
+    """The CI failure of session 33: jitted float32 gammaincc returned gammainc's values.
+    The translator's cache keyed a caller's temporary {"f": fn} by id(); once freed, the
+    next caller's dict (for gammaincc) took that id and got gammainc's translation.  And
+    two closures of one factory (libm's gammainc/gammaincc) or two functions of one name
+    must get two symbols: a unit keeps one definition per symbol."""
+    from xforms.kernels.cpu.llvm import python_ir as pi
+    body = "return np.float64(f(a0))"
+    for _ in range(10):             # (each dict is freed at once: CPython reuses its id)
+        for fn in (_one, _two):
+            t = pi.translate(body, [pi.F64], pi.F64, {"np": np, "f": fn}, {}, name="same")
+            one, two = "0x3ff0000000000000" in t.texts[-1], "0x4000000000000000" in t.texts[-1]
+            assert (one, two) == ((True, False) if fn is _one else (False, True))
+    up, down = _closure(True), _closure(False)
+    t_up = pi.translate(body, [pi.F64], pi.F64, {"np": np, "f": up}, {}, name="same")
+    t_down = pi.translate(body, [pi.F64], pi.F64, {"np": np, "f": down}, {}, name="same")
+    assert t_up.symbol != t_down.symbol
+    assert set(t_up.texts).isdisjoint(t_down.texts)
+
+
+def test_gammainc_and_gammaincc_in_one_program_and_in_turn():
+    import scipy.special as ss
+    a = np.array([2.5, 1.0, 3.0, 0.5], np.float32)
+    x = np.array([1.0, 5.0, 0.5, 2.0], np.float32)
+    for dt in (np.float32, np.float64):
+        a_, x_ = a.astype(dt), x.astype(dt)
+        p, q = xf.jit(lambda a, x: (xsp.gammainc(a, x), xsp.gammaincc(a, x)))(a_, x_)
+        q2 = xf.jit(lambda a, x: xsp.gammaincc(a, x) * 1)(a_, x_)
+        for got, want in ((p, ss.gammainc(a_, x_)), (q, ss.gammaincc(a_, x_)),
+                          (q2, ss.gammaincc(a_, x_))):
+            np.testing.assert_allclose(got, want, rtol=2e-5 if dt == np.float32 else 1e-12)

@@ -33,16 +33,40 @@ def translate(body, args, ret, globs, ns, name="expr", vector=None):
     libm call, a Python function is translated in its place, a (declarations, definition,
     symbol) triple is called (the eager tier's vectorised complex formulas,
     cpu/llvm/vecmath.py's vector_math); its functions' symbols start `xf_pyv_`."""
-    key = (body, tuple(args), ret, id(globs), id(ns), id(vector))
+    # the key names globs and ns by id: the entry keeps them alive, so no later dict takes
+    # the id (a caller's temporary {"f": gammaincc} once found gammainc's translation)
+    key = (body, tuple(args), ret, id(globs), id(ns), vector)
     if key not in _cache:
         params = ", ".join(f"a{k}" for k in range(len(args)))
         tree = ast.parse(f"def {name}({params}):\n{textwrap.indent(body, '    ')}\n").body[0]
-        digest = hashlib.sha1(repr(key[:3]).encode()).hexdigest()[:12]
+        named = sorted((k, stable_name(v)) for k, v in globs.items())
+        digest = hashlib.sha1(repr((*key[:3], named)).encode()).hexdigest()[:12]
         name = name if vector is None else "v" + name
         unit = Unit(ns, vector)
         fn = unit.function(tree, globs, tuple(args), f"xf_py_{name}_{digest}", ret)
-        _cache[key] = Translated(fn.symbol, fn.ret, unit.texts(fn), unit.decls)
-    return _cache[key]
+        _cache[key] = (Translated(fn.symbol, fn.ret, unit.texts(fn), unit.decls), globs, ns)
+    return _cache[key][0]
+
+
+def stable_name(obj, depth=0):
+    """A name for `obj` that is the same in every process (the IR's text keys the disk
+    cache) and differs between the objects a translation may meet under one name: a
+    function by module, qualified name and its closure's cells (libm's gammainc and
+    gammaincc are two closures of one factory, told apart by its `upper` cell).
+
+        >>> stable_name(math.exp)        # 'math.exp'
+    """
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        return repr(obj)
+    if isinstance(obj, tuple) and depth < 3:
+        return "(" + ",".join(stable_name(v, depth + 1) for v in obj) + ")"
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:
+        return f"{type(obj).__qualname__}@{id(obj)}"      # (named per process: still distinct)
+    cells = getattr(obj, "__closure__", None) or ()
+    inner = ",".join(stable_name(c.cell_contents, depth + 1) if depth < 3 else "..."
+                     for c in cells)
+    return f"{getattr(obj, '__module__', None)}.{name}[{inner}]"
 
 
 class Fn:
@@ -51,7 +75,7 @@ class Fn:
                                                                       callees, decls)
 
 
-_FUNCTIONS = {}         # (id(py), id(ns), argtypes) -> Fn, per process
+_FUNCTIONS = {}         # (py, id(ns), argtypes, vector) -> Fn, per process (ns: a module's)
 
 
 class Unit:
@@ -73,10 +97,13 @@ class Unit:
 
     def python(self, py, args):
         """The Fn of Python function `py` for argument types `args`."""
-        key = (id(py), id(self.ns), args, id(self.vector))
+        key = (py, id(self.ns), args, self.vector)
         if key not in _FUNCTIONS:
             tree = definition(py)
-            tys = "_".join(t.name for t in args)
+            # (two functions of one name, e.g. one factory's closures, get two symbols: a
+            # unit keeps one definition per symbol)
+            tag = hashlib.sha1(repr((stable_name(py), sorted(self.ns))).encode()).hexdigest()
+            tys = "_".join([tag[:8], *(t.name for t in args)])
             prefix = "xf_py" if self.vector is None else "xf_pyv"
             # names: a closure's cells (a factory's flags), the namespace, py's globals
             cells = dict(zip(py.__code__.co_freevars,
