@@ -414,8 +414,6 @@ _KEPT = {
     ("xforms/kernels/cpu/llvm/vecmath.py", "exp"): "not primitives: Python's math functions "
         "the eager complex kernels replace by vecmath polynomials (`_VM`); `COMPLEX_PRIMITIVES`: "
         "the complex element functions vectorised so far, a measured choice (session 33)",
-    ("xforms/kernels/cpu/llvm/ops/arrays/indexing.py", "scan"): "code: which outputs of each "
-        "control primitive are loop carries (a scan's first num_carry, none of a cond's)",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "exp"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
@@ -424,8 +422,6 @@ _KEPT = {
     "math.floor/ceil, int64 results as Numba types them, in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/expressions.py", "real"): "not primitives: a Python complex's "
     "attributes (z.real, z.imag) in the translator of plain Python",
-    ("xforms/kernels/cpu/llvm/control.py", "scan"):
-        "code: which function lowers each control primitive on the direct LLVM path",
     ("xforms/kernels/cpu/llvm/ops/integers.py", "div"): "backend printer: the integer "
         "spellings of the primitives the Numba path's scalar rules spell by rules of their own "
         "(loops/scalar_rules.py, lower_bitwise.py: div, rem, shifts...; no fact names them), "
@@ -453,6 +449,25 @@ _KEPT = {
     ("xforms/primitives/control/eager_bodies.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }
+
+
+def test_loop_carries_are_facts():
+    """Which outputs of a control primitive are its loop's carries is a fact of its block
+    (`Facts.carried`), read by the direct LLVM path's buffers (no table of names there)."""
+    import xforms as xf
+    import xforms.lax as lax
+    from xforms.core.facts import carried_outputs
+
+    def f(x, n):
+        c, ys = lax.scan(lambda c, x: (c + x, (c * x, c)), 0.0, x)
+        d = lax.fori_loop(0, n, lambda i, d: d * 2.0, c)        # (traced bounds: a for_loop)
+        e = lax.while_loop(lambda e: e < 10.0, lambda e: e + 1.0, d)
+        return lax.cond(e > 0.0, lambda v: v + 1.0, lambda v: v - 1.0, e), ys
+    eqns = {e.prim.name: e for e in xf.make_jaxpr(f)(np.ones(3), 3).jaxpr.eqns}
+    assert carried_outputs(eqns["scan"]) == eqns["scan"].outvars[:1]
+    assert carried_outputs(eqns["for_loop"]) == eqns["for_loop"].outvars
+    assert carried_outputs(eqns["while"]) == eqns["while"].outvars
+    assert carried_outputs(eqns["cond"]) == []
 
 
 def _name_tables(path, names):

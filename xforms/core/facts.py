@@ -118,6 +118,9 @@ class Facts:
     inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
     carries:     fn(params, param_name, n_inputs) -> indices of a CONTROL primitive's
                  sub-program inputs that are loop carries (the body may update them in place)
+    carried:     fn(params, n_outputs) -> how many of a loop's outputs, from the first, are
+                 its carries' final values (a scan's num_carry; all of a for_loop's or a
+                 while's); None: none are (a cond).  Read through `carried_outputs(eqn)`
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
@@ -171,6 +174,7 @@ class Facts:
     aliases: Optional[int] = None
     inline: Optional[Callable] = None
     carries: Optional[Callable] = None
+    carried: Optional[Callable] = None
     lowers_to_identity: bool = False
     dtypes: dict = field(default_factory=dict)
     ufunc: Optional[Callable] = None
@@ -231,3 +235,14 @@ def kind_of(prim):
     """The fusion class of a primitive (OP for primitives without facts)."""
     facts = getattr(prim, "facts", None)
     return facts.kind if facts is not None else OP
+
+
+def carried_outputs(eqn):
+    """The outputs of control equation `eqn` that are its loop's carries' final values
+    (`Facts.carried`; none of a cond's, not a scan's stacked outputs).
+
+    >>> carried_outputs(scan_eqn)      # num_carry=1, two stacked outputs
+    [c]
+    """
+    n = eqn.prim.facts.carried
+    return list(eqn.outvars[:n(eqn.params, len(eqn.outvars))]) if n else []
