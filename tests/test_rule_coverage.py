@@ -412,8 +412,9 @@ _KEPT = {
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
     ("xforms/kernels/cpu/llvm/vecmath.py", "exp"): "not primitives: Python's math functions "
-        "the eager complex kernels replace by vecmath polynomials (`_VM`); `COMPLEX_PRIMITIVES`: "
-        "the complex element functions vectorised so far, a measured choice (session 33)",
+        "the eager complex kernels replace by vecmath polynomials (`_VM`: keyed by the calls "
+        "in complex_arith's formulas, not by primitives; which primitives' kernels use it is "
+        "their `vec_complex` fact)",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "exp"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
@@ -468,6 +469,15 @@ def test_loop_carries_are_facts():
     assert carried_outputs(eqns["for_loop"]) == eqns["for_loop"].outvars
     assert carried_outputs(eqns["while"]) == eqns["while"].outvars
     assert carried_outputs(eqns["cond"]) == []
+
+
+def test_vectorised_complex_kernels_are_facts():
+    """Which eager complex kernels call vecmath's polynomials (and which redo large angles
+    with libm) is each primitive's `vec_complex` fact (session 33's measured choice)."""
+    chosen = {p.name: p.facts.vec_complex for p in ALL_PRIMITIVES if p.facts.vec_complex}
+    assert chosen == {"exp": "redo", "log": "vector", "log1p": "vector"}
+    with pytest.raises(ValueError, match="vec_complex"):
+        facts.declare(xforms.core.trace.Primitive("toy_exp"), vec_complex="always")
 
 
 def _name_tables(path, names):

@@ -74,6 +74,9 @@ KINDS = (ELEMENTWISE, REDUCTION, VIEW, CONTRACTION, GATHER_SCATTER, CONTROL, CAL
 #: the values of `Facts.eager_work` (xforms/exec/eager_cost.py prices each)
 EAGER_WORK = (None, "matrix", "n_log_n", "window")
 
+#: the values of `Facts.vec_complex`
+VEC_COMPLEX = (None, "vector", "redo")
+
 #: the math-function slots of `Facts.math`, per backend and real/complex operands
 MATH_TARGETS = ("cpu", "cpu_complex", "cuda", "cuda_complex")
 
@@ -85,6 +88,12 @@ class Facts:
     math:        {slot: "module.function" or None} for slots of MATH_TARGETS, read by
                  `ctx.fn(prim)` in scalar rules; None = a target override spells it
     vec:         name of a vectorisable xforms.kernels.libm.vecmath replacement of math[cpu], or None
+    vec_complex: how the eager tier's complex kernel (xforms/kernels/cpu/llvm/eager.py) computes
+                 it: "vector", its complex formula translated with vecmath's polynomials
+                 for the formula's math calls (xforms/kernels/cpu/llvm/vecmath.py
+                 `vector_math`: a measured choice, session 33); "redo": the same, and the
+                 elements whose imaginary part is beyond vecmath's trig bound are redone
+                 with libm (exp's sin/cos of it); None: `jit`'s translation of the formula
     cost:        ns per element of its CPU scalar code in a fused loop (serial), where the
                  other facts do not tell (a scalar function: pow, special functions, a hash);
                  None: xforms/kernels/cpu/loop_cost.py derives it.  Decides threaded loops by work
@@ -160,6 +169,7 @@ class Facts:
     kind: str = OP
     math: dict = field(default_factory=dict)
     vec: Optional[str] = None
+    vec_complex: Optional[str] = None
     cost: Optional[float] = None
     eager_ns: Optional[float] = None
     eager_work: Optional[str] = None
@@ -198,6 +208,9 @@ def declare(prim, kind=None, **facts):
     if facts.get("eager_work") not in EAGER_WORK:
         raise ValueError(f"unknown eager_work {facts['eager_work']!r} for {prim}; one of "
                          f"{EAGER_WORK}")
+    if facts.get("vec_complex") not in VEC_COMPLEX:
+        raise ValueError(f"unknown vec_complex {facts['vec_complex']!r} for {prim}; one of "
+                         f"{VEC_COMPLEX}")
     if not callable(facts.get("effect", len)):
         raise TypeError(f"the effect fact of {prim} is a function of the params returning "
                         "its effects (a frozenset of xforms.core.ir.Effect)")
