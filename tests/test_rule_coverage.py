@@ -386,9 +386,6 @@ _KEPT = {
         "code registry (RuleTable keyed by the primitive): scalarisation rules",
     ("xforms/kernels/prepare/scalarize_loops.py", "scan"):
         "code registry (RuleTable keyed by the primitive): scalarisation of loops",
-    ("xforms/kernels/prepare/licm.py", "scan_p"):
-        "code: the loops whose invariants are hoisted, with where each keeps its body and "
-        "constants (a rewrite per loop primitive, as scalarize_loops.py has)",
     ("xforms/kernels/loops/control_print.py", "cond"):
         "code: which ControlPrinter method prints each control primitive",
     ("xforms/kernels/cuda/printer/ops.py", "mul"): "the primitives fetched to build equations",
@@ -453,8 +450,9 @@ _KEPT = {
 
 
 def test_loop_carries_are_facts():
-    """Which outputs of a control primitive are its loop's carries is a fact of its block
-    (`Facts.carried`), read by the direct LLVM path's buffers (no table of names there)."""
+    """Which outputs of a control primitive are its loop's carries (`Facts.carried`, read by
+    the direct LLVM path's buffers) and whose invariants move before it (`Facts.hoist`,
+    prepare/licm.py) are facts of its block, not tables of names in kernels/."""
     import xforms as xf
     import xforms.lax as lax
     from xforms.core.facts import carried_outputs
@@ -469,6 +467,10 @@ def test_loop_carries_are_facts():
     assert carried_outputs(eqns["for_loop"]) == eqns["for_loop"].outvars
     assert carried_outputs(eqns["while"]) == eqns["while"].outvars
     assert carried_outputs(eqns["cond"]) == []
+    # and where a loop keeps the body and constants whose invariants move before it
+    assert eqns["scan"].prim.facts.hoist == ("jaxpr", "num_consts", 0)
+    assert eqns["for_loop"].prim.facts.hoist == ("body_jaxpr", "num_consts", 1)
+    assert eqns["while"].prim.facts.hoist is None is eqns["cond"].prim.facts.hoist
 
 
 def test_vectorised_complex_kernels_are_facts():

@@ -127,6 +127,9 @@ class Facts:
     inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
     carries:     fn(params, param_name, n_inputs) -> indices of a CONTROL primitive's
                  sub-program inputs that are loop carries (the body may update them in place)
+    hoist:       (body param, consts param, operands before the consts) of a loop whose
+                 body's invariant equations move before it, entering as new constants
+                 (xforms/kernels/prepare/licm.py: scan, for_loop); None: none move
     carried:     fn(params, n_outputs) -> how many of a loop's outputs, from the first, are
                  its carries' final values (a scan's num_carry; all of a for_loop's or a
                  while's); None: none are (a cond).  Read through `carried_outputs(eqn)`
@@ -185,6 +188,7 @@ class Facts:
     inline: Optional[Callable] = None
     carries: Optional[Callable] = None
     carried: Optional[Callable] = None
+    hoist: Optional[tuple] = None
     lowers_to_identity: bool = False
     dtypes: dict = field(default_factory=dict)
     ufunc: Optional[Callable] = None

@@ -299,7 +299,7 @@ exempt(while_p, "transpose", "never linear: partial evaluation turns the tangent
 # ---- for_loop --------------------------------------------------------------------------------
 for_loop_p = primitive("for_loop", multiple_results=True)
 declare(for_loop_p, CONTROL, carries=lambda p, param, n: range(1 + p["num_consts"], n),
-        carried=lambda p, n: n)
+        carried=lambda p, n: n, hoist=("body_jaxpr", "num_consts", 1))
 
 
 def _for_aval(n, *args, body_jaxpr, num_consts, reverse):
