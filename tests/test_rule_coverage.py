@@ -403,7 +403,6 @@ _KEPT = {
         "the primitives the negation rewrites below it handle (code, not facts)",
     ("xforms/transforms/simplify.py", "dot_general"):
         "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
-    ("xforms/core/eager/reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
     ("xforms/kernels/cpu/llvm/scalar.py", "div"): "backend printer: the two float operations "
         "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
