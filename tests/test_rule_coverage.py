@@ -427,7 +427,7 @@ _KEPT = {
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
     ("xforms/kernels/cpu/llvm/ops/linalg/lapack.py", "cholesky"): "code: which function writes "
         "each LU-family factorisation's LAPACK/BLAS calls on the direct LLVM path (the Numba "
-        "path's helper for each is named by ops/linalg.py's rules)",
+        "path's helper for each is named by ops/linalg/factor.py's rules)",
     ("xforms/kernels/cpu/llvm/ops/complexes.py", "neg"): "backend printer: the complex "
         "operations the direct LLVM path spells on a value's parts, as Numba lowers the "
         "Numba path's `-a`, `a.conjugate()`, `a.real` (scalar_rules.py prints them by rules of "
