@@ -13,7 +13,7 @@ long-line kernel.
 Each case (a product `a @ b` in float32 and float64, square and batched; an FFT over the last
 axis in complex64 and complex128, batched; a Cholesky in float64, its "work" the matrix's
 order: cuSOLVER's potrf against the one-block-per-matrix kernel; last, an eig of a batch of
-complex128 matrices, cusolverDnXgeev a matrix at a time against ops/eig.py's one thread per
+complex128 matrices, cusolverDnXgeev a matrix at a time against ops/linalg/eig.py's one thread per
 matrix -- on_gpu.sh's 60 s may end the sweep before them: `--families eig`; a convolution
 of the CNN's kind (NHWC/HWIO 3 x 3) and the data- and weight-gradient convolutions its
 gradient makes, im2col + cuBLAS against the direct kernel, each row with the inputs and the

@@ -1,5 +1,5 @@
 """The cuSOLVER part of the CUDA vendor layer without a GPU (xforms/kernels/cuda/vendor/
-solver_map.py, cusolver.py; the rules in xforms/kernels/ops/solver.py): routine names and
+solver_map.py, cusolver.py; the rules in xforms/kernels/ops/linalg/solver.py): routine names and
 buffer sizes, the binding's arguments against its own ctypes signatures (and, where
 cusolverDn.h is at hand, the signatures against the header), the backend's choice between
 the library and its kernels, and the symbols bound against the real library where it is
@@ -200,7 +200,7 @@ def test_spectral_min_n_keeps_small_qr_eigh_svd_eig_in_our_kernels(monkeypatch):
 def test_without_cusolver_our_kernels_compute_and_the_absence_is_logged_once(
         monkeypatch, caplog):
     """No cuSOLVER: qr (complex too), eigh, svd and eig are our one-thread-per-matrix
-    kernels (xforms/kernels/ops/jacobi.py, ops/eig.py), a large Cholesky the block kernel."""
+    kernels (xforms/kernels/ops/linalg/jacobi.py, eig.py), a large Cholesky the block kernel."""
     from xforms import lax
     monkeypatch.setattr(vendor, "_bound", {})
     monkeypatch.setattr(vendor, "_libs", {})

@@ -126,7 +126,7 @@ def test_kernel_gives_jits_bits(prim, dtype, every_size):
     assert eager_kernels.state(prim, *[x.dtype for x in xs]) == "ready"
     assert eager_kernels.counts["kernel"] == before + 1        # the kernel answered
     jitted = xf.jit(lambda *a: prim.bind(*a), tiered=False)(*xs)
-    if prim.name in vecmath.COMPLEX_PRIMITIVES:
+    if prim.facts.vec_complex:
         _within_ulps(got, jitted, dtype)
     else:
         _same_up_to_nan(got, jitted)

@@ -199,6 +199,44 @@ def test_no_upward_imports_inside_a_layer():
         f"{a} -> {b} (line {n})" for a, b, n in bad)
 
 
+# The wrappers, one layer with an order of its own (bottom to top): xforms.numpy is built on
+# the parts of lax that JAX's numpy is built on too -- the control flow (gcd's while_loop,
+# a ufunc's reduce by fori_loop), conv_general_dilated (convolve), slicing -- and the rest of
+# lax (helpers, linalg, ragged, windowed, ...) on numpy's functions; all of them on numpy's
+# operand handling (_util).  So imports between the two packages go one way at each level.
+WRAPPERS = [["xforms.numpy._util"],
+            ["xforms.lax.control_flow", "xforms.lax.convolution", "xforms.lax.slicing"],
+            ["xforms.extend", "xforms.numpy"],
+            ["xforms.lax"]]
+
+
+def wrapper_upward_edges(graph):
+    """Edges that go up WRAPPERS' order (module, imported, line)."""
+    def level(m):
+        return inner_level(m, WRAPPERS)
+    return sorted((a, b, line) for a, es in graph.items() if level(a) is not None
+                  for b, line in es.items() if level(b) is not None and level(b) > level(a))
+
+
+def test_numpy_imports_only_the_lax_it_is_built_on():
+    bad = wrapper_upward_edges(import_graph())
+    assert not bad, "imports up the wrappers' order (module, imported, line): " + "; ".join(
+        f"{a} -> {b} (line {n})" for a, b, n in bad)
+
+
+def test_the_wrapper_check_finds_numpy_importing_lax_and_its_control_flow_the_helpers():
+    # session 34's arrows: numpy/mathfuncs took while_loop from the lax package (whose
+    # helpers import numpy), and lax's control flow took collapse from helpers.py
+    graph = {"xforms.numpy.mathfuncs": {"xforms.lax": 208, "xforms.numpy._util": 20},
+             "xforms.numpy.ufunc_api": {"xforms.lax.control_flow": 95},
+             "xforms.lax.control_flow.loops": {"xforms.lax.helpers": 18,
+                                               "xforms.numpy._util": 78},
+             "xforms.lax.helpers": {"xforms.numpy.indexing": 28}}
+    assert wrapper_upward_edges(graph) == [
+        ("xforms.lax.control_flow.loops", "xforms.lax.helpers", 18),
+        ("xforms.numpy.mathfuncs", "xforms.lax", 208)]
+
+
 def between_siblings(graph, a, b):
     """Edges from package `a`'s modules into package `b`'s, and back."""
     def inside(m, p):

@@ -386,9 +386,6 @@ _KEPT = {
         "code registry (RuleTable keyed by the primitive): scalarisation rules",
     ("xforms/kernels/prepare/scalarize_loops.py", "scan"):
         "code registry (RuleTable keyed by the primitive): scalarisation of loops",
-    ("xforms/kernels/prepare/licm.py", "scan_p"):
-        "code: the loops whose invariants are hoisted, with where each keeps its body and "
-        "constants (a rewrite per loop primitive, as scalarize_loops.py has)",
     ("xforms/kernels/loops/control_print.py", "cond"):
         "code: which ControlPrinter method prints each control primitive",
     ("xforms/kernels/cuda/printer/ops.py", "mul"): "the primitives fetched to build equations",
@@ -406,16 +403,14 @@ _KEPT = {
         "the primitives the negation rewrites below it handle (code, not facts)",
     ("xforms/transforms/simplify.py", "dot_general"):
         "code: the products with a Jacobian seed (identity_basis.py rewrites them)",
-    ("xforms/core/eager/reuse.py", "add"): "code: add/sub of a pad fold as out[window] +=/-= y",
     ("xforms/kernels/cpu/llvm/scalar.py", "div"): "backend printer: the two float operations "
         "the CPU printer spells by rules of its own (`a / b`, `abs(a)`: no fact names them); "
         "the direct LLVM path keys the rest by the facts' `operator` and `math['cpu']`",
     ("xforms/kernels/cpu/llvm/engine.py", "name"): "not primitives: a ctypes structure's fields",
     ("xforms/kernels/cpu/llvm/vecmath.py", "exp"): "not primitives: Python's math functions "
-        "the eager complex kernels replace by vecmath polynomials (`_VM`); `COMPLEX_PRIMITIVES`: "
-        "the complex element functions vectorised so far, a measured choice (session 33)",
-    ("xforms/kernels/cpu/llvm/ops/arrays/indexing.py", "scan"): "code: which outputs of each "
-        "control primitive are loop carries (a scan's first num_carry, none of a cond's)",
+        "the eager complex kernels replace by vecmath polynomials (`_VM`: keyed by the calls "
+        "in complex_arith's formulas, not by primitives; which primitives' kernels use it is "
+        "their `vec_complex` fact)",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "exp"): "not primitives: Python's math "
     "functions, as Numba lowers them (intrinsics, libm), in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/calls.py", "sqrt"): "not primitives: Python's math "
@@ -424,8 +419,6 @@ _KEPT = {
     "math.floor/ceil, int64 results as Numba types them, in the translator of plain Python",
     ("xforms/kernels/cpu/llvm/python_ir/expressions.py", "real"): "not primitives: a Python complex's "
     "attributes (z.real, z.imag) in the translator of plain Python",
-    ("xforms/kernels/cpu/llvm/control.py", "scan"):
-        "code: which function lowers each control primitive on the direct LLVM path",
     ("xforms/kernels/cpu/llvm/ops/integers.py", "div"): "backend printer: the integer "
         "spellings of the primitives the Numba path's scalar rules spell by rules of their own "
         "(loops/scalar_rules.py, lower_bitwise.py: div, rem, shifts...; no fact names them), "
@@ -434,7 +427,7 @@ _KEPT = {
         "code: the ops the direct LLVM path lowers as byte copies, each by a function",
     ("xforms/kernels/cpu/llvm/ops/linalg/lapack.py", "cholesky"): "code: which function writes "
         "each LU-family factorisation's LAPACK/BLAS calls on the direct LLVM path (the Numba "
-        "path's helper for each is named by ops/linalg.py's rules)",
+        "path's helper for each is named by ops/linalg/factor.py's rules)",
     ("xforms/kernels/cpu/llvm/ops/complexes.py", "neg"): "backend printer: the complex "
         "operations the direct LLVM path spells on a value's parts, as Numba lowers the "
         "Numba path's `-a`, `a.conjugate()`, `a.real` (scalar_rules.py prints them by rules of "
@@ -453,6 +446,39 @@ _KEPT = {
     ("xforms/primitives/control/eager_bodies.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
 }
+
+
+def test_loop_carries_are_facts():
+    """Which outputs of a control primitive are its loop's carries (`Facts.carried`, read by
+    the direct LLVM path's buffers) and whose invariants move before it (`Facts.hoist`,
+    prepare/licm.py) are facts of its block, not tables of names in kernels/."""
+    import xforms as xf
+    import xforms.lax as lax
+    from xforms.core.facts import carried_outputs
+
+    def f(x, n):
+        c, ys = lax.scan(lambda c, x: (c + x, (c * x, c)), 0.0, x)
+        d = lax.fori_loop(0, n, lambda i, d: d * 2.0, c)        # (traced bounds: a for_loop)
+        e = lax.while_loop(lambda e: e < 10.0, lambda e: e + 1.0, d)
+        return lax.cond(e > 0.0, lambda v: v + 1.0, lambda v: v - 1.0, e), ys
+    eqns = {e.prim.name: e for e in xf.make_jaxpr(f)(np.ones(3), 3).jaxpr.eqns}
+    assert carried_outputs(eqns["scan"]) == eqns["scan"].outvars[:1]
+    assert carried_outputs(eqns["for_loop"]) == eqns["for_loop"].outvars
+    assert carried_outputs(eqns["while"]) == eqns["while"].outvars
+    assert carried_outputs(eqns["cond"]) == []
+    # and where a loop keeps the body and constants whose invariants move before it
+    assert eqns["scan"].prim.facts.hoist == ("jaxpr", "num_consts", 0)
+    assert eqns["for_loop"].prim.facts.hoist == ("body_jaxpr", "num_consts", 1)
+    assert eqns["while"].prim.facts.hoist is None is eqns["cond"].prim.facts.hoist
+
+
+def test_vectorised_complex_kernels_are_facts():
+    """Which eager complex kernels call vecmath's polynomials (and which redo large angles
+    with libm) is each primitive's `vec_complex` fact (session 33's measured choice)."""
+    chosen = {p.name: p.facts.vec_complex for p in ALL_PRIMITIVES if p.facts.vec_complex}
+    assert chosen == {"exp": "redo", "log": "vector", "log1p": "vector"}
+    with pytest.raises(ValueError, match="vec_complex"):
+        facts.declare(xforms.core.trace.Primitive("toy_exp"), vec_complex="always")
 
 
 def _name_tables(path, names):

@@ -541,7 +541,7 @@ PROGRAMS["windowed_getitem"] = (windowed_getitem, (np.linspace(-2.0, 3.0, 30).re
                                                   np.int64(1)), 1e-7)
 
 def own_spectral(a, t):
-    """Real eigh, svd and qr in our kernels (xforms/kernels/ops/jacobi.py: no cuSOLVER here);
+    """Real eigh, svd and qr in our kernels (xforms/kernels/ops/linalg/jacobi.py: no cuSOLVER here);
     compared through what does not depend on the factors' signs."""
     w, v = xnp.linalg.eigh(a @ a.T)
     u, s, vt = xnp.linalg.svd(t, full_matrices=True)
@@ -559,7 +559,7 @@ PROGRAMS["own_spectral32"] = (own_spectral, (
 
 def own_schur(a, z):
     """hessenberg, the real and complex Schur forms and sqrtm in our kernels (xforms/kernels/
-    ops/schur.py); the Schur forms compared through Z T Z^H and the trace (a Schur form is
+    ops/linalg/schur.py); the Schur forms compared through Z T Z^H and the trace (a Schur form is
     not unique)."""
     import xforms.scipy.linalg as xsl
     t, q = xsl.schur(z, output="complex")
@@ -576,7 +576,7 @@ PROGRAMS["own_schur32"] = (own_schur, (_SQ.astype(np.float32),
 
 
 def own_spectral_complex(z, t):
-    """Complex eigh, svd and qr in our kernels (xforms/kernels/ops/jacobi.py); compared
+    """Complex eigh, svd and qr in our kernels (xforms/kernels/ops/linalg/jacobi.py); compared
     through what does not depend on the factors' phases (qr's are LAPACK's own)."""
     h = z @ z.conj().T
     w, v = xnp.linalg.eigh(h)
@@ -587,7 +587,7 @@ def own_spectral_complex(z, t):
 
 
 def own_eig(a, z):
-    """eig of a real and a complex matrix in our kernel (xforms/kernels/ops/eig.py): the
+    """eig of a real and a complex matrix in our kernel (xforms/kernels/ops/linalg/eig.py): the
     values in LAPACK's order here, the vectors through |v| (each column's phase aside)."""
     w, v = xnp.linalg.eig(a)
     wz, vz = xnp.linalg.eig(z)

@@ -1,4 +1,4 @@
-"""The factorisations through cuSOLVER on a real GPU (xforms/kernels/ops/solver.py): collected
+"""The factorisations through cuSOLVER on a real GPU (xforms/kernels/ops/linalg/solver.py): collected
 only with XFORMS_CUDA_TESTS=gpu (benchmarks/on_gpu.sh), never on the simulator.  Each result
 is compared with NumPy in float64/complex128 (factors up to their sign or phase: through
 reconstruction and orthonormality).  What runs without a GPU: tests/test_cuda_solver.py and
@@ -172,7 +172,7 @@ def test_gradients_through_the_factorisations():
 
 def test_our_spectral_kernels_on_the_device(monkeypatch):
     """Where the library is absent (spec.vendor off here), complex qr, eigh and svd and eig
-    run in our one-thread-per-matrix kernels (xforms/kernels/ops/jacobi.py, ops/eig.py): on
+    run in our one-thread-per-matrix kernels (xforms/kernels/ops/linalg/jacobi.py, eig.py): on
     the GPU itself, as on the simulator (tests/cuda/test_spectral_cuda.py)."""
     import dataclasses
     from xforms.kernels.cuda import runtime as rt

@@ -1,9 +1,9 @@
-"""The LU-family factorisations on the CUDA simulator (xforms/kernels/ops/linalg.py):
+"""The LU-family factorisations on the CUDA simulator (xforms/kernels/ops/linalg/factor.py):
 cholesky, triangular_solve, lu and what is built on them, against the CPU's values; real eigh,
-svd and qr through our own kernels (xforms/kernels/ops/jacobi.py: cuSOLVER computes them on a
+svd and qr through our own kernels (xforms/kernels/ops/linalg/jacobi.py: cuSOLVER computes them on a
 GPU that has it, tests/cuda/test_solver_model.py; complex ones and eig:
 tests/cuda/test_spectral_cuda.py); hessenberg, schur (real and complex forms) and sqrtm through
-our kernels (xforms/kernels/ops/schur.py: cuSOLVER has none of them)."""
+our kernels (xforms/kernels/ops/linalg/schur.py: cuSOLVER has none of them)."""
 import numpy as np
 import pytest
 
@@ -84,7 +84,7 @@ def _orthonormal_columns(q, tol):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_own_eigh_kernel(dtype):
-    """Real eigh without cuSOLVER: our Jacobi kernel (xforms/kernels/ops/jacobi.py), values
+    """Real eigh without cuSOLVER: our Jacobi kernel (xforms/kernels/ops/linalg/jacobi.py), values
     ascending as JAX's, vectors up to sign; the lower (or upper) triangle only is read."""
     tol = 2e-5 if dtype == "float32" else 1e-12
     a = _spd(5, (3,)).astype(dtype)
@@ -159,7 +159,7 @@ def _general(shape, dtype):
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128", "float32", "complex64"])
 def test_own_hessenberg_kernel(dtype):
-    """hessenberg on CUDA (xforms/kernels/ops/schur.py): LAPACK ?gehrd's packed form and taus,
+    """hessenberg on CUDA (xforms/kernels/ops/linalg/schur.py): LAPACK ?gehrd's packed form and taus,
     as SciPy computes them, for a batch with a 1 x 1 and a 2 x 2 matrix beside."""
     from scipy.linalg import lapack
     tol = 2e-5 if dtype in ("float32", "complex64") else 1e-12

@@ -1,4 +1,4 @@
-"""The factorisations through cuSOLVER (xforms/kernels/ops/solver.py) run end to end on the
+"""The factorisations through cuSOLVER (xforms/kernels/ops/linalg/solver.py) run end to end on the
 simulator: the device spec is told that libraries may compute, and tests/cuda/solver_model.py's
 model of the cusolverDn C functions stands in for the shared library under the real ctypes
 binding (vendor/cusolver.py), reading and writing the simulated device arrays at the addresses
@@ -154,7 +154,7 @@ def test_small_matrices_stay_in_the_block_kernels(lib, monkeypatch):
 
 def test_without_the_library_our_kernels_agree_with_the_librarys_route(monkeypatch):
     """Complex qr and svd and eig run in our kernels without cuSOLVER (xforms/kernels/ops/
-    jacobi.py, ops/eig.py; tests/cuda/test_spectral_cuda.py), as the library's route over
+    jacobi.py, ops/linalg/eig.py; tests/cuda/test_spectral_cuda.py), as the library's route over
     the LAPACK model computes them: R (LAPACK's reflectors both), s, the values (as sets:
     the model's zgeev of a complex copy has its own order)."""
     a, g = _rand((2, 4, 3), np.complex128), _rand((2, 4, 4), np.float64)

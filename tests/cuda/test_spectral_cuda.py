@@ -1,5 +1,5 @@
 """Complex eigh, svd and qr, and eig of real and complex matrices, under jit(backend="cuda")
-on the simulator: our one-thread-per-matrix kernels (xforms/kernels/ops/jacobi.py, ops/eig.py),
+on the simulator: our one-thread-per-matrix kernels (xforms/kernels/ops/linalg/jacobi.py, eig.py),
 which run wherever cuSOLVER is absent (with it, tests/cuda/test_solver_model.py).  Factors
 unique up to phase are compared by what does not depend on it (their reconstructions,
 |v^H v_ref|); values and qr's factors (LAPACK's own reflectors) against NumPy's."""

@@ -74,6 +74,9 @@ KINDS = (ELEMENTWISE, REDUCTION, VIEW, CONTRACTION, GATHER_SCATTER, CONTROL, CAL
 #: the values of `Facts.eager_work` (xforms/exec/eager_cost.py prices each)
 EAGER_WORK = (None, "matrix", "n_log_n", "window")
 
+#: the values of `Facts.vec_complex`
+VEC_COMPLEX = (None, "vector", "redo")
+
 #: the math-function slots of `Facts.math`, per backend and real/complex operands
 MATH_TARGETS = ("cpu", "cpu_complex", "cuda", "cuda_complex")
 
@@ -85,6 +88,12 @@ class Facts:
     math:        {slot: "module.function" or None} for slots of MATH_TARGETS, read by
                  `ctx.fn(prim)` in scalar rules; None = a target override spells it
     vec:         name of a vectorisable xforms.kernels.libm.vecmath replacement of math[cpu], or None
+    vec_complex: how the eager tier's complex kernel (xforms/kernels/cpu/llvm/eager.py) computes
+                 it: "vector", its complex formula translated with vecmath's polynomials
+                 for the formula's math calls (xforms/kernels/cpu/llvm/vecmath.py
+                 `vector_math`: a measured choice, session 33); "redo": the same, and the
+                 elements whose imaginary part is beyond vecmath's trig bound are redone
+                 with libm (exp's sin/cos of it); None: `jit`'s translation of the formula
     cost:        ns per element of its CPU scalar code in a fused loop (serial), where the
                  other facts do not tell (a scalar function: pow, special functions, a hash);
                  None: xforms/kernels/cpu/loop_cost.py derives it.  Decides threaded loops by work
@@ -118,6 +127,12 @@ class Facts:
     inline:      fn(eqn) -> ClosedJaxpr to inline for a CALL (None: not inlined)
     carries:     fn(params, param_name, n_inputs) -> indices of a CONTROL primitive's
                  sub-program inputs that are loop carries (the body may update them in place)
+    hoist:       (body param, consts param, operands before the consts) of a loop whose
+                 body's invariant equations move before it, entering as new constants
+                 (xforms/kernels/prepare/licm.py: scan, for_loop); None: none move
+    carried:     fn(params, n_outputs) -> how many of a loop's outputs, from the first, are
+                 its carries' final values (a scan's num_carry; all of a for_loop's or a
+                 while's); None: none are (a cond).  Read through `carried_outputs(eqn)`
     lowers_to_identity: an identity once no transform follows (stop_gradient)
     dtypes:      {backend: frozenset of dtype kinds ("biufc")} the lowering supports, when
                  narrower than what abstract evaluation accepts
@@ -157,6 +172,7 @@ class Facts:
     kind: str = OP
     math: dict = field(default_factory=dict)
     vec: Optional[str] = None
+    vec_complex: Optional[str] = None
     cost: Optional[float] = None
     eager_ns: Optional[float] = None
     eager_work: Optional[str] = None
@@ -171,6 +187,8 @@ class Facts:
     aliases: Optional[int] = None
     inline: Optional[Callable] = None
     carries: Optional[Callable] = None
+    carried: Optional[Callable] = None
+    hoist: Optional[tuple] = None
     lowers_to_identity: bool = False
     dtypes: dict = field(default_factory=dict)
     ufunc: Optional[Callable] = None
@@ -194,6 +212,9 @@ def declare(prim, kind=None, **facts):
     if facts.get("eager_work") not in EAGER_WORK:
         raise ValueError(f"unknown eager_work {facts['eager_work']!r} for {prim}; one of "
                          f"{EAGER_WORK}")
+    if facts.get("vec_complex") not in VEC_COMPLEX:
+        raise ValueError(f"unknown vec_complex {facts['vec_complex']!r} for {prim}; one of "
+                         f"{VEC_COMPLEX}")
     if not callable(facts.get("effect", len)):
         raise TypeError(f"the effect fact of {prim} is a function of the params returning "
                         "its effects (a frozenset of xforms.core.ir.Effect)")
@@ -231,3 +252,14 @@ def kind_of(prim):
     """The fusion class of a primitive (OP for primitives without facts)."""
     facts = getattr(prim, "facts", None)
     return facts.kind if facts is not None else OP
+
+
+def carried_outputs(eqn):
+    """The outputs of control equation `eqn` that are its loop's carries' final values
+    (`Facts.carried`; none of a cond's, not a scan's stacked outputs).
+
+    >>> carried_outputs(scan_eqn)      # num_carry=1, two stacked outputs
+    [c]
+    """
+    n = eqn.prim.facts.carried
+    return list(eqn.outvars[:n(eqn.params, len(eqn.outvars))]) if n else []

@@ -101,6 +101,21 @@ class RuleTable(dict):
     def pop(self, k, *default):
         return super().pop(self._key(k), *default)
 
+    def rule(self, k):
+        """Decorator: the function is `k`'s rule in this table, registered where it is
+        defined rather than in a table of names.
+
+        >>> t = RuleTable()
+        >>> @t.rule("add")
+        ... def _add(m, eqn): ...
+        >>> t[lookup("add")] is _add
+        True
+        """
+        def register(fn):
+            self[k] = fn
+            return fn
+        return register
+
 
 # A backend's own array type (the CUDA backend's DeviceArray) takes Python's operators from
 # xforms.numpy, a higher layer: `operator_type` registers the class, `install_operators`

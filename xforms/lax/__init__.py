@@ -42,11 +42,12 @@ from .sorting import sort, sort_key_val, top_k  # noqa: F401
 from .bits import (bitcast_convert_type, clz, mulhi, population_count, reduce_precision,
                    reduce_xor)  # noqa: F401
 from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broadcast_like,
-                      broadcast_shapes, broadcast_to_rank, collapse, dot_general,
+                      broadcast_shapes, broadcast_to_rank, dot_general,
                       DotDimensionNumbers, dtype, dynamic_index_in_dim,
                       dynamic_update_index_in_dim, empty, fft, FftType, full_like, index_in_dim,
                       optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
-                      slice_in_dim, split, stack, tile, unstack)  # noqa: F401
+                      split, stack, tile, unstack)  # noqa: F401
+from .slicing import collapse, slice_in_dim  # noqa: F401
 from .scans import associative_scan, cumlogsumexp, reduce  # noqa: F401
 from .gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode, scatter,
                              scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub,

@@ -13,7 +13,8 @@ from ..primitives import elementwise as ew
 from ..primitives.bits import float_bits as fb
 from ..primitives import structural as st
 
-from .helpers import UNSIGNED, aval_of, canonical_axis, full_like_value, slice_in_dim
+from .helpers import UNSIGNED, aval_of, full_like_value
+from .slicing import canonical_axis, slice_in_dim
 
 
 # ---- bits ------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The small `jax.lax` helpers: shape helpers (broadcast, collapse, index_in_dim,
-slice_in_dim, split, stack, tile, ...), index_take, approx_max_k/min_k, dot_general's
+"""The small `jax.lax` helpers: shape helpers (broadcast, index_in_dim, split, stack, tile,
+...; collapse and slice_in_dim are in slicing.py), index_take, approx_max_k/min_k, dot_general's
 keywords (Precision, preferred_element_type), fft's FftType, round's RoundingMethod, and the
 hints that leave numbers alone (optimization_barrier, composite, pcast).  Bits are in
 bits.py, the special functions in special.py, associative_scan and reduce in scans.py.
@@ -8,11 +8,10 @@ Almost all are compositions of primitives that already have jvp, transpose and v
 so they differentiate and batch without rules of their own (nextafter and
 bitcast_convert_type are primitives: xforms/primitives/bits/float_bits.py).
 
-    >>> lax.collapse(xnp.zeros((2, 3, 4)), 1).shape        # (2, 12)
+    >>> lax.broadcast(xnp.ones(3), (2,)).shape              # (2, 3)
 """
 import enum
 import functools
-import math
 import operator
 from typing import NamedTuple, Sequence, Tuple, Union
 
@@ -28,6 +27,7 @@ from ..primitives.indexing import dynamic_slice, dynamic_update_slice, index_val
 from ..numpy.indexing import getitem as _getitem
 from ..numpy.manipulation import moveaxis as _moveaxis
 from ..numpy.ufuncs import remainder as _remainder
+from .slicing import canonical_axis, slice_in_dim
 from .sorting import top_k
 
 UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
@@ -36,13 +36,6 @@ UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32
 
 def aval_of(x):
     return core.get_aval(x)
-
-
-def canonical_axis(axis, ndim, name):
-    axis = int(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
-    return axis % ndim
 
 
 def full_like_value(x, v):
@@ -75,34 +68,6 @@ def broadcast_to_rank(x, rank):
 def broadcast_shapes(*shapes):
     """The NumPy broadcast of the shapes, as a tuple (ValueError if they do not broadcast)."""
     return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
-
-
-def collapse(operand, start_dimension, stop_dimension=None):
-    """Merge dimensions [start_dimension, stop_dimension) into one (Python slice rules).
-
-    >>> lax.collapse(xnp.zeros((2, 3, 4)), 0, 2).shape      # (6, 4)
-    """
-    shape = aval_of(operand).shape
-    lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
-    size = math.prod(shape[lo:hi])
-    return st.reshape(operand, shape[:lo] + (size,) + shape[hi:])
-
-
-def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
-    """operand[start:limit:stride] along `axis` (None and negative indices as in Python,
-    but no clipping: JAX's rules).
-
-    >>> lax.slice_in_dim(xnp.arange(6.0), 1, -1, 2)          # [1., 3.]
-    """
-    shape = aval_of(operand).shape
-    axis = canonical_axis(axis, len(shape), "slice_in_dim")
-    n = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = n if limit_index is None else int(limit_index)
-    start, limit = (start + n if start < 0 else start), (limit + n if limit < 0 else limit)
-    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
-    return st.slice(operand, starts, limits, strides)
 
 
 def index_in_dim(operand, index, axis=0, keepdims=True):

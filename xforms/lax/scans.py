@@ -15,7 +15,8 @@ from ..primitives import structural as st
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_flatten, tree_unflatten
 
-from .helpers import aval_of, canonical_axis, slice_in_dim
+from .helpers import aval_of
+from .slicing import canonical_axis, slice_in_dim
 
 
 # ---- associative_scan -----------------------------------------------------------------------

@@ -205,7 +205,7 @@ def ldexp(x1, x2):
 
 
 def _euclid(x1, x2, name):
-    from .. import lax
+    from ..lax.control_flow import while_loop
     a, b = promote(x1, x2, name=name)
     if aval(a).dtype.kind not in "iu":
         raise TypeError(f"{name}: needs integer inputs, got {aval(a).dtype}")
@@ -219,7 +219,7 @@ def _euclid(x1, x2, name):
         nz = ew.ne(b, ew.like(0, b))
         safe = uf.where(nz, b, ew.like(1, b))
         return uf.where(nz, b, a), uf.where(nz, uf.remainder(a, safe), b)
-    out = lax.while_loop(lambda ab: red.any(ew.ne(ab[1], ew.like(0, ab[1]))), body, (a, b))[0]
+    out = while_loop(lambda ab: red.any(ew.ne(ab[1], ew.like(0, ab[1]))), body, (a, b))[0]
     return with_weak(out, const_weak((a, b), out))     # jnp's loop body holds lax._const(x2, 0)
 
 

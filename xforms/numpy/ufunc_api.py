@@ -92,7 +92,7 @@ class ufunc:
 
     def _reduce_by_loop(self, a, axis, dtype, keepdims, initial, where):
         """JAX's generic reduce: a left fold over the axis (fori_loop)."""
-        from ..lax import fori_loop
+        from ..lax.control_flow import fori_loop
         initial = self._identity if initial is None else initial
         dtype = _result_dtype(self._func, aval(a).dtype, aval(a).dtype) if dtype is None \
             else dtype_arg(dtype)
@@ -124,7 +124,7 @@ class ufunc:
         return fn(asarray_operand(a), axis=axis, dtype=dtype)
 
     def _accumulate_by_scan(self, a, axis, dtype):
-        from ..lax import scan
+        from ..lax.control_flow import scan
         dtype = _result_dtype(self._func, aval(a).dtype, aval(a).dtype) if dtype is None \
             else dtype_arg(dtype)
         if axis is None or isinstance(axis, (tuple, list)):
@@ -154,7 +154,7 @@ class ufunc:
 
     def _at_by_loop(self, a, indices, *args):
         """JAX's generic `at`: one read-modify-write per (broadcast) index."""
-        from ..lax import fori_loop
+        from ..lax.control_flow import fori_loop
         dtype = _result_dtype(self._func, aval(a).dtype, *(aval(v).dtype for v in args))
         a = convert(a, dtype)
         args = tuple(convert(asarray_operand(v), dtype) for v in args)
@@ -181,7 +181,7 @@ class ufunc:
     def reduceat(self, a, indices, axis=0, dtype=None, out=None):
         """Reductions over the slices [indices[i], indices[i+1]) along `axis` (NumPy's rule:
         a single element where indices[i] >= indices[i+1])."""
-        from ..lax import fori_loop
+        from ..lax.control_flow import fori_loop
         self._binary("reduceat")
         _no_out(f"{self.__name__}.reduceat", out)
         a, indices = asarray_operand(a), asarray_operand(indices)

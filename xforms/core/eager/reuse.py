@@ -141,12 +141,13 @@ def _pad_folds(eqns):
     made = {v: k for k, e in enumerate(eqns) for v in e.outvars}
     folds = {}
     for k, e in enumerate(eqns):
-        if e.prim.name not in ("add", "sub") or e.prim.facts.ufunc is None or e.params:
+        f = e.prim.facts            # (a binary + or -: add, sub; out[window] +=/-= y)
+        if f.operator not in ("+", "-") or len(e.invars) != 2 or f.ufunc is None or e.params:
             continue
         out = e.outvars[0].aval
         if _size(out) < MIN_SIZE:
             continue
-        for side in ((1, 0) if e.prim.name == "add" else (1,)):
+        for side in ((1, 0) if f.commutative else (1,)):
             p = e.invars[side]
             if isinstance(p, Literal) or uses.get(p) != [k] or p not in made:
                 continue

@@ -165,7 +165,7 @@ def fft(plan, x, out):
 def solve(call, a, *buffers):
     """Run cuSOLVER's SolverCall `call` (vendor/solver_map.py) in place on the column-major
     matrices of `a`, with the buffers its routine takes (ROUTINES' order), on this backend's
-    stream: the host code's call for a factorisation (ops/solver.py).  Workspace comes from
+    stream: the host code's call for a factorisation (ops/linalg/solver.py).  Workspace comes from
     the pool and goes back when the call returns (blocks are reused in stream order)."""
     from .vendor import solver
     from .vendor.solver_map import ROUTINES

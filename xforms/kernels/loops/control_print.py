@@ -18,9 +18,10 @@ branch index as a host int), `truth(value)` (a loop predicate), `bounds(n)` (-> 
 name, trip count) of a `for_loop`), `counter(i)` (the counter as a value), `scan_counter()`,
 `row(x, i)` / `store_row(y, i, value)` (row i of a scanned array), `stack_rows(body,
 params, c_outs, ys)` (allocate a scan's stacked outputs; -> the rows each step fills),
-`rows_in_place(body, nconsts, rows, i)` (a scan's outputs stacked without a store),
-`keep_carries(body, c_outs, rows)` / `restore_carries(kept, written)` (carries that step
-from row to row of a stacked output), `spare_carries(body, first, n)` (around one iteration:
+`row_view(y, i)` (the expression of row i of stacked output y, which `rows_in_place` makes
+a body output's buffer), `copy_into()` (the name of the function copying an array into
+another, for `restore_carries`), `ROW_SCALARS` / `KEEP` (whether device scalars are stacked
+rows too; the name prefix of a carry kept before a scan), `spare_carries(body, first, n)` (around one iteration:
 carries computed in a buffer that alternates with the carry's, the CPU's ping-pong),
 `host_loop()` (said before a `while`).
 """
@@ -29,9 +30,13 @@ import contextlib
 from xforms.core.ir import split
 
 from ..plan.plan import subplans
+from ..plan.scan_rows import carries_in_rows, row_outputs
 
 
 class ControlPrinter:
+    ROW_SCALARS = False     # (CUDA: True, a device scalar is a one-element buffer of its own)
+    KEEP = "K"
+
     def __init__(self, em):
         self.em = em
 
@@ -45,24 +50,49 @@ class ControlPrinter:
     def stack_rows(self, body, params, c_outs, ys):
         """Before a scan: allocate its stacked outputs `ys`; -> the rows a step fills, as
         (index of the body output, stacked Var) pairs (the CPU adds carries that step
-        through the rows of a buffer of their own)."""
+        through the rows of a buffer of their own, `stepped`)."""
+        self.num_carry, self.stepped = params["num_carry"], set()
         for y in ys:
             self.em.alloc(y)
         return [(params["num_carry"] + m, y) for m, y in enumerate(ys)]
 
+    @contextlib.contextmanager
     def rows_in_place(self, body, nconsts, rows, i):
-        """Around a scan body's emission: -> the set of stacked Vars of `rows` whose row
-        `i` needs no store (the CPU lets a body output own no buffer but that row), filled
-        once the body is emitted."""
-        return contextlib.nullcontext(frozenset())
+        """Around a scan body's emission: a body output that leaves only as row `i` of a
+        stacked output (no other output, not a body input: a scan's residual, an LSTM's h)
+        is computed in that row (the emitter's `row_views`): what makes it writes the row,
+        so the iteration neither allocates it nor stores it.  It may also be a carry whose
+        input the body never writes (xforms/kernels/plan/fusion.py `owned_inputs`): the
+        next step reads it in that row (`keep_carries`).  The rows of a stacked input carry
+        hold it already (`stack_rows`).  -> the set of stacked Vars of `rows` whose row `i`
+        needs no store, filled once the body is emitted."""
+        em, written = self.em, set(self.stepped)
+        views = {key: (self.row_view(y, i), y, written)
+                 for key, y in row_outputs(body, nconsts, self.num_carry, rows,
+                                           self.ROW_SCALARS)}
+        prev, em.row_views = em.row_views, {**em.row_views, **views}
+        try:
+            yield written
+        finally:
+            em.row_views = prev
 
     def keep_carries(self, body, c_outs, rows):
         """Before a scan: note the buffers of carries that may step from row to row of a
         stacked output (-> what `restore_carries` needs after the loop)."""
-        return ()
+        kept = [(v, stacked, self.em.fresh(self.KEEP))
+                for v, stacked in carries_in_rows(body, c_outs, rows, self.ROW_SCALARS)]
+        for v, _, keep in kept:
+            self.em.line(f"{keep} = {self.em.A(v)}")
+        return kept
 
     def restore_carries(self, kept, written):
-        """After a scan: carries left in a row of a stacked output get their own buffer."""
+        """After a scan: carries left in a row of a stacked output get their own buffer --
+        one copy after the loop, not one a step: the carry must not stay a view of the
+        stacked output (a later in-place update of either would change the other)."""
+        for v, stacked, keep in kept:
+            if stacked & written:
+                self.em.line(f"{self.copy_into()}({keep}, {self.em.A(v)})")
+                self.em.line(f"{self.em.A(v)} = {keep}")
 
     def spare_carries(self, body, first, n):
         """Around the code of one iteration (body, new carries bound, rows stored): `body`

@@ -22,15 +22,10 @@ sub-program).
 """
 from xforms.core import facts
 from xforms.core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from xforms.primitives.control.loops import for_loop_p
-from xforms.primitives.control.scan import scan_p
 from xforms.transforms.simplify import literal_key
 
 _PURE = frozenset({facts.ELEMENTWISE, facts.REDUCTION, facts.VIEW, facts.CONTRACTION,
                    facts.GATHER_SCATTER})
-
-# loop primitive -> (body param, consts param, leading operands before the consts)
-_LOOPS = {scan_p: ("jaxpr", "num_consts", 0), for_loop_p: ("body_jaxpr", "num_consts", 1)}
 
 
 def hoist_invariants(jaxpr):
@@ -40,7 +35,7 @@ def hoist_invariants(jaxpr):
     eqns, seen, sub = [], {}, {}
     for e in jaxpr.eqns:
         e = e.replace(invars=[_at(a, sub) for a in e.invars])
-        loop = _LOOPS.get(e.prim)
+        loop = e.prim.facts.hoist        # (body param, consts param, operands before them)
         for new in _hoist(e, *loop) if loop is not None else [e]:
             new = new.replace(invars=[_at(a, sub) for a in new.invars])
             key = _key(new)

@@ -1,5 +1,5 @@
 """Numba functions behind the factorisation primitives (xforms/primitives/linalg*.py), called
-by the code xforms/kernels/ops/linalg.py generates.  Each takes C-contiguous batches of matrices
+by the code xforms/kernels/ops/linalg/factor.py generates.  Each takes C-contiguous batches of matrices
 (B, m, n) and writes its preallocated outputs, looping over the batch.
 
 LAPACK and BLAS come from SciPy's Cython modules (`scipy.linalg.cython_lapack/_blas`), the

@@ -1,5 +1,5 @@
 """Numba functions behind schur and hessenberg (xforms/primitives/linalg/schur.py) and sqrtm
-(through the complex Schur form), called by the code xforms/kernels/ops/linalg.py generates:
+(through the complex Schur form), called by the code xforms/kernels/ops/linalg/factor.py generates:
 LAPACK ?gees and ?gehrd, the routines the fast tier calls through SciPy, so both tiers give
 the same factors.
 

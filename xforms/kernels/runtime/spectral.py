@@ -1,5 +1,5 @@
 """Numba functions behind the spectral primitives qr, eigh, eig and svd (xforms/primitives/
-linalg/spectral.py), called by the code xforms/kernels/ops/linalg.py generates: LAPACK's
+linalg/spectral.py), called by the code xforms/kernels/ops/linalg/factor.py generates: LAPACK's
 ?geqrf + ?orgqr/?ungqr, ?syevd/?heevd, ?geev and ?gesdd, the routines JAX calls, through
 SciPy's Cython bindings (linalg.py's `extern`).  Numba's own np.linalg refuses inf and NaN
 ("Array must not contain infs or NaNs"); LAPACK does not, and its answer there is JAX's (the

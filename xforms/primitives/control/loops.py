@@ -95,7 +95,7 @@ vmap_rules[runtime_check_p] = _check_vmap
 # ---- while ---------------------------------------------------------------------------------
 while_p = primitive("while", multiple_results=True)
 declare(while_p, CONTROL, carries=lambda p, param, n: range(p["body_nconsts"], n)
-        if param == "body_jaxpr" else ())
+        if param == "body_jaxpr" else (), carried=lambda p, n: n)
 
 
 def _while_aval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -298,7 +298,8 @@ exempt(while_p, "transpose", "never linear: partial evaluation turns the tangent
 
 # ---- for_loop --------------------------------------------------------------------------------
 for_loop_p = primitive("for_loop", multiple_results=True)
-declare(for_loop_p, CONTROL, carries=lambda p, param, n: range(1 + p["num_consts"], n))
+declare(for_loop_p, CONTROL, carries=lambda p, param, n: range(1 + p["num_consts"], n),
+        carried=lambda p, n: n, hoist=("body_jaxpr", "num_consts", 1))
 
 
 def _for_aval(n, *args, body_jaxpr, num_consts, reverse):

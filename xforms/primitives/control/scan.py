@@ -28,7 +28,8 @@ from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depen
 
 scan_p = primitive("scan", multiple_results=True)
 declare(scan_p, CONTROL, carries=lambda p, param, n: range(
-    p["num_consts"], p["num_consts"] + p["num_carry"]))
+    p["num_consts"], p["num_consts"] + p["num_carry"]), carried=lambda p, n: p["num_carry"],
+    hoist=("jaxpr", "num_consts", 0))
 
 
 def _same(a, b):

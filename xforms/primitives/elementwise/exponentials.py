@@ -17,7 +17,7 @@ from .base import bind1, define, inexact
 # (complex: XLA's values, complex_arith/elementary.py, on every tier)
 exp_p = define("exp", complex_patch.exp, accept=inexact, fresh=True, into=complex_patch.exp_into,
                math=math_names("exp", complex_fn="complex_exp"), vec="vm_exp",
-               ufunc=np.exp, ufunc_kinds="f")
+               vec_complex="redo", ufunc=np.exp, ufunc_kinds="f")
 exp = bind1(exp_p)
 defjvp(exp_p, lambda t, ans, x: mul(t, ans))
 
@@ -30,7 +30,7 @@ defjvp(exp2_p, lambda t, ans, x: mul(t, mul(ans, like(np.log(2.0), ans))))
 
 log_p = define("log", complex_patch.log, accept=inexact, fresh=True, into=complex_patch.log_into,
                math=math_names("log", complex_fn="complex_log"), vec="vm_log",
-               ufunc=np.log, ufunc_kinds="f")
+               vec_complex="vector", ufunc=np.log, ufunc_kinds="f")
 log = bind1(log_p)
 defjvp(log_p, lambda t, ans, x: div(t, x))
 
@@ -43,7 +43,7 @@ defjvp(expm1_p, lambda t, ans, x: mul(t, add(ans, like(1, ans))))
 
 log1p_p = define("log1p", complex_patch.log1p, accept=inexact, vec="vm_log1p", fresh=True,
                  into=complex_patch.log1p_into,
-                 math=math_names("log1p", complex_fn="complex_log1p"),
+                 math=math_names("log1p", complex_fn="complex_log1p"), vec_complex="vector",
                  ufunc=np.log1p, ufunc_kinds="f")
 log1p = bind1(log1p_p)
 defjvp(log1p_p, lambda t, ans, x: div(t, add(x, like(1, x))))

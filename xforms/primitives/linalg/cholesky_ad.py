@@ -230,7 +230,7 @@ for _p, _impl, _jvp, _other in ((cholesky_tangent_p, _tangent_impl, _tangent_jvp
     def_batched_vmap(_p)
 jvp_rules[cholesky_p] = _cholesky_jvp
 # the tangent map is lowered as what it is made of; the cotangent has kernels of its own
-# (xforms/kernels/ops/linalg.py, xforms/kernels/ops/linalg.py)
+# (xforms/kernels/ops/linalg/factor.py, xforms/kernels/ops/linalg/factor.py)
 declare(cholesky_tangent_p, CALL, inline=_inline_tangent)
 
 __all__ = ["cholesky_tangent", "cholesky_cotangent", "tangent_composite",

@@ -5,7 +5,7 @@ mapped axis to the front.  Spectral ones (qr, eigh, svd) are in spectral.py.
 Semantics follow JAX's lax.linalg: `cholesky` reads the lower triangle and gives NaNs (no
 exception) where the matrix is not positive definite; `triangular_solve` reads one triangle
 of `a`; `lu` returns (lu, pivots, permutation) with zero-based int32 pivots.  The CPU
-lowering is xforms/kernels/ops/linalg.py (LAPACK/BLAS called from Numba); CUDA has none.
+lowering is xforms/kernels/ops/linalg/factor.py (LAPACK/BLAS called from Numba); CUDA has none.
 
     >>> L = cholesky(a); x = triangular_solve(L, b, left_side=True, lower=True)
 """
@@ -326,7 +326,7 @@ def_batched_vmap(lu_pivots_to_permutation_p)
 exempt(lu_pivots_to_permutation_p, "jvp", "integer output: tangent is a symbolic zero")
 
 # cholesky, triangular_solve, lu, lu_pivots_to_permutation: CUDA rules in
-# xforms/kernels/ops/linalg.py; schur, hessenberg and sqrtm in xforms/kernels/ops/schur.py
+# xforms/kernels/ops/linalg/factor.py; schur, hessenberg and sqrtm in xforms/kernels/ops/linalg/schur.py
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation",
            "permutation_matrix", "permute_rows", "solve"]

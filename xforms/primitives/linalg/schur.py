@@ -9,7 +9,7 @@ JAX's: (a, taus), H in and above the first subdiagonal of `a`, the Householder v
 make Q below it (scipy.linalg.hessenberg forms H and Q from them, as JAX's does).
 The compiled CPU tier calls the same LAPACK routines from Numba (xforms/kernels/runtime/
 schur.py), so both tiers give the same factors.  CUDA computes them with kernels of its own
-(xforms/kernels/ops/schur.py: hessenberg as ?gehd2, schur by ?lahqr's QR steps: a valid
+(xforms/kernels/ops/linalg/schur.py: hessenberg as ?gehd2, schur by ?lahqr's QR steps: a valid
 Schur form, its eigenvalues possibly in another order than ?gees's).
 Neither is differentiable, as in JAX.
 

@@ -6,7 +6,7 @@ triangular root R of T column by column (R_ii = sqrt(T_ii), R_ij = (T_ij - sum_k
 / (R_ii + R_jj)), S = Z R Z^H; for real A an eigenvalue that is negative real up to
 rounding takes the root i sqrt(|lambda|), so S is the principal root of the real matrix
 (SciPy's; JAX's complex Schur form picks either sign there).  On CUDA the same steps run in
-a kernel of ours (xforms/kernels/ops/schur.py).  Matrices with an exactly singular pair R_ii + R_jj = 0 give
+a kernel of ours (xforms/kernels/ops/linalg/schur.py).  Matrices with an exactly singular pair R_ii + R_jj = 0 give
 NaN/inf, as in JAX.
 
 Derivative (JAX has none: it does not differentiate its Schur decomposition): S dS + dS S = dA,

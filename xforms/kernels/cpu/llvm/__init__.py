@@ -124,7 +124,7 @@ def may_take(closed):
 
 
 def _may_take(eqn):
-    if eqn.prim.name in control.KINDS:       # (its sub-programs' equations alike)
+    if eqn.prim in control.LOWERINGS:       # (its sub-programs' equations alike)
         subs = [sub for _, _, sub in subjaxprs(eqn)]
         return (control.may_take(eqn) and not any(sub.consts for sub in subs)
                 and all(_may_take(e) for sub in subs for e in sub.jaxpr.eqns))

@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from xforms.core.facts import carried_outputs
+
 from ...plan.fusion import stepped_carries
 from ...prepare.fusion_classes import REDUCTIONS
 from ...prepare.shape_symbols import is_symbolic
@@ -41,11 +43,9 @@ def _loop_carries(plan):
     the kernel (perf, one thread) against 1.2% for the Numba kernel, which pools them."""
     found = set()
     for st in plan.steps:           # (a loop's facts name its carries; a scan's come first)
-        if st.kind != "control" or st.eqn.prim.facts.carries is None:
+        if st.kind != "control":
             continue
-        eqn = st.eqn
-        n = int(eqn.params.get("num_carry", len(eqn.outvars)))
-        for v in eqn.outvars[:n]:
+        for v in carried_outputs(st.eqn):
             s = plan.storage.get(v)
             if (v.aval.shape and s is not None and not s.external and plan.reuse.get(v) is None
                     and not is_symbolic(v.aval.shape)):

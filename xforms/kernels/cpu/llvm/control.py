@@ -20,7 +20,9 @@ an array carry whose new value is another carry's input.
 """
 import numpy as np
 
+from xforms.core.facts import carried_outputs
 from xforms.core.ir import split
+from xforms.core.registry import RuleTable
 
 from ...plan.plan import subplans
 from ...plan.storage import step_reads
@@ -29,7 +31,7 @@ from .ops.arrays import copies, indexing
 from .ops.integers import scalar_ty
 from .scalar import Refused
 
-KINDS = ("scan", "for_loop", "while", "cond")
+LOWERINGS = RuleTable()     # control primitive -> the function below that lowers it
 
 
 def may_take(eqn):
@@ -48,7 +50,7 @@ def outside(step):
         'a for_loop of a trip count that is no int64/int32'
     """
     name = step.eqn.prim.name
-    if name not in KINDS:
+    if step.eqn.prim not in LOWERINGS:
         return f"a {name} step"
     if not may_take(step.eqn):
         return "a for_loop of a trip count that is no int64/int32"
@@ -62,8 +64,7 @@ def outside(step):
 
 def emit(m, step):
     """Emit Control `step` into kernel module `m` (a `loops.Loops`)."""
-    {"scan": _scan, "for_loop": _for_loop, "while": _while,
-     "cond": _cond}[step.eqn.prim.name](m, step)
+    LOWERINGS[step.eqn.prim](m, step)
 
 
 # -- values: ("s", LLVM value, type) for a scalar, ("a", data pointer, shape) an array --
@@ -75,16 +76,12 @@ def _of(m, atom):
         return ("a", *m.arrays[atom])
     ty = _ty(m, atom)
     if hasattr(atom, "val"):
-        return ("s", _bool_literal(atom) if ty == "i1" else str(int(atom.val))
+        return ("s", ("true" if atom.val else "false") if ty == "i1" else str(int(atom.val))
                 if ty in ("i32", "i64") else m.value(atom, ty), ty)
     name = m.names.get(atom)
     if name is None:
         raise Refused(atom)
     return ("s", name, ty)
-
-
-def _bool_literal(atom):
-    return "true" if bool(atom.val) else "false"
 
 
 def _ty(m, v):
@@ -225,11 +222,11 @@ def _nested(body, k, step, o):
     array of `body` that dies there (read by no later step, passed to `step` once, in no
     buffer of another operand); else None.  That loop then works in the buffer the outer
     loop updates (its copy in finds the value there: `_copy_apart`)."""
-    if step.eqn.prim.name not in ("scan", "for_loop", "while"):
+    j = step.eqn.outvars.index(o)
+    if j >= len(carried_outputs(step.eqn)):     # (a cond's, a scan's stacked output)
         return None
     first, mine = carried_in_place(step)
-    j = step.eqn.outvars.index(o)
-    if j not in mine or step.eqn.prim.name == "scan" and j >= step.eqn.params["num_carry"]:
+    if j not in mine:
         return None
     u = step.eqn.invars[first + j]
     if not hasattr(u, "aval") or hasattr(u, "val") or u in body.jaxpr.outvars:
@@ -400,6 +397,7 @@ def _store_row(m, y, r, b, row):
         copies.memcpy(m, row, b[1], _nbytes(m, shape[1:], ty))
 
 
+@LOWERINGS.rule("scan")
 def _scan(m, step):
     p = step.eqn.params
     consts, carry, xs = split(step.eqn.invars, p["num_consts"], p["num_carry"])
@@ -478,6 +476,7 @@ def _next_rows(m, step, body, ys, steps, r):
     return placed
 
 
+@LOWERINGS.rule("for_loop")
 def _for_loop(m, step):
     """`for i in range(n)` (n a literal, or an int64/int32 value: no iteration where it is
     0 or less), `range(n - 1, -1, -1)` where `reverse` (a transposed loop's sweep); the
@@ -527,6 +526,7 @@ def _trip_count(m, n):
     return w
 
 
+@LOWERINGS.rule("while")
 def _while(m, step):
     p = step.eqn.params
     cc, bc, carry = split(step.eqn.invars, p["cond_nconsts"], p["body_nconsts"])
@@ -552,6 +552,7 @@ def _while(m, step):
     _finish(m, outs, homes)
 
 
+@LOWERINGS.rule("cond")
 def _cond(m, step):
     """The branch the index picks (clamped into range, as the Numba path's `min(max(k, 0),
     n - 1)`): a `switch`; each branch leaves its outputs in the step's (scalars in slots,

@@ -263,11 +263,11 @@ def build(prim, dtypes):
             return None
         ns = max(eqn_ns(eqn), _FORMULA_NS[np.dtype(eqn.invars[0].aval.dtype)])
         vec = (complexes.formula(eqn, vecmath.vector_math)
-               if prim.name in vecmath.COMPLEX_PRIMITIVES else None)
+               if prim.facts.vec_complex else None)
         if vec is None:
             text = formula_text(eqn, fn, threaded)
         else:
-            two_pass = vecmath.COMPLEX_PRIMITIVES[prim.name]
+            two_pass = prim.facts.vec_complex == "redo"
             text = formula_text(eqn, vec, threaded, fn if two_pass else None)
     else:
         made = loop_text(prim, dtypes, threaded)

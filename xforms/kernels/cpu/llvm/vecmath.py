@@ -413,9 +413,8 @@ def libm_variants(module):
 #: math.<name> -> the vecmath polynomial that replaces it
 _VM = {"exp": "vm_exp", "log": "vm_log", "log1p": "vm_log1p", "atan": "vm_atan",
        "sin": "vm_sin_bounded", "cos": "vm_cos_bounded"}
-#: primitive name -> whether the kernel redoes elements whose imaginary part (operand 0)
-#: is beyond TRIG_MAX_ARG in size with the libm formula (exp's sin/cos of it)
-COMPLEX_PRIMITIVES = {"exp": True, "log": False, "log1p": False}
+#: the size of an imaginary part (operand 0) beyond which a "redo" kernel (the primitive's
+#: `vec_complex` fact) recomputes the element with the libm formula (exp's sin/cos of it)
 REDO_ABOVE = TRIG_MAX_ARG
 
 _PI_HI, _PI_LO = 3.141592653589793, 1.2246467991473532e-16
@@ -441,8 +440,8 @@ def vector_math(name, t):
 
     sin/cos are the bounded polynomials (NaN beyond |v| = TRIG_MAX_ARG): the kernel redoes
     the elements of exp whose imaginary part is that large with the libm formula
-    (`REDO_ABOVE`, xforms/kernels/cpu/llvm/eager.py).  Only the primitives of `COMPLEX_PRIMITIVES`
-    take this form (power's sin/cos argument is computed, so no redo test on the operands
+    (`REDO_ABOVE`, xforms/kernels/cpu/llvm/eager.py).  Only the primitives whose `vec_complex`
+    fact says so take this form (power's sin/cos argument is computed, so no redo test on the operands
     finds it; it keeps libm's).
 
         fn = complexes.formula(exp_eqn, vector=vector_math)    # calls xf_vm_exp_double, ...

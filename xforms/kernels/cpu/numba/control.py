@@ -27,7 +27,7 @@ from xforms.core.ir import Var
 from ...codegen import cpu_blas, dot_dims, dtype_str, matrix_layouts, shape_str
 from ...loops.control_print import ControlPrinter, register
 from ...plan.invariants import loop_consts, transposed_const_products
-from ...plan.scan_rows import carries_in_rows, row_outputs, stepped_rows
+from ...plan.scan_rows import stepped_rows
 from ...prepare.shape_symbols import is_one
 from ...runtime.products import nest_ir
 from ..buffers import pooled_carry
@@ -231,6 +231,8 @@ class _CpuControl(ControlPrinter):
     def row(self, x, i):
         return f"{self.em.A(x)}[{i}]"
 
+    row_view = row
+
     def store_row(self, y, i, e):
         # storing into a row copies already: an output copied to keep it unaliased is not
         # copied twice; an array row goes through the precompiled copy (Numba's slice
@@ -276,31 +278,6 @@ class _CpuControl(ControlPrinter):
         return rows
 
     @contextlib.contextmanager
-    def rows_in_place(self, body, nconsts, rows, i):
-        """A body output that leaves only as row `i` of a stacked output (no other output,
-        not a body input) is computed in that row: the buffer it shares with the body values
-        before it in place (its Storage) is the row, so the iteration neither allocates it
-        nor stores it (`Emitter.alloc`).  It may also be carries whose input the body never
-        writes (an LSTM's h, xforms/kernels/plan/fusion.py `owned_inputs`): the next step
-        reads it in that row (`keep_carries`).  The rows of a stacked input carry hold it
-        already (`stack_rows`)."""
-        em, written = self.em, set(self.stepped)
-        views = {key: (f"{em.A(y)}[{i}]", y, written)
-                 for key, y in row_outputs(body, nconsts, self.num_carry, rows, False)}
-        prev, em.row_views = em.row_views, {**em.row_views, **views}
-        try:
-            yield written
-        finally:
-            em.row_views = prev
-
-    def keep_carries(self, body, c_outs, rows):
-        kept = [(v, stacked, self.em.fresh("K"))
-                for v, stacked in carries_in_rows(body, c_outs, rows, False)]
-        for v, _, keep in kept:
-            self.em.line(f"{keep} = {self.em.A(v)}")
-        return kept
-
-    @contextlib.contextmanager
     def spare_carries(self, body, first, n):
         """A new carry that the body computes in a buffer of its own (a product cannot
         write into the carry it reads: `u = tanh(h @ w.T + x)`) is computed in a spare
@@ -331,13 +308,8 @@ class _CpuControl(ControlPrinter):
                 old = f"{em.helper('reshape_c')}({old}, {shape_str(spare.shape)})"
             em.line(f"{spare.name} = {old}")
 
-    def restore_carries(self, kept, written):
-        # one copy after the loop instead of one a step: the carry must not stay a view
-        # of the stacked output (a later in-place update of either would change the other)
-        for v, stacked, keep in kept:
-            if stacked & written:
-                self.em.line(f"{self.em.helper('copy_into')}({keep}, {self.em.A(v)})")
-                self.em.line(f"{self.em.A(v)} = {keep}")
+    def copy_into(self):
+        return self.em.helper("copy_into")
 
 
 register(CONTROL_RULES, _CpuControl)

@@ -10,17 +10,24 @@ as the CPU's printer has its own (cpu/numba/control.py).
 
 cliffs' LSTM gradient at sm_90: 1804 device copies and 1600 buffers a call before, 8 and 0.
 """
-import contextlib
 
 from xforms.core.ir import Var
 
-from ...plan.scan_rows import carries_in_rows, row_outputs, stepped_rows
+from ...plan.scan_rows import stepped_rows
 from ..packing import Home
 
 
 class ScanRows:
     """The row hooks of CUDA's host control printer (a ControlPrinter with `em` and
-    `_rows(stacked, i)`, the host expression of row i)."""
+    `_rows(stacked, i)`, the host expression of row i); the rest of the rows' logic
+    (rows_in_place, keep_carries, restore_carries) is the CPU's, in ControlPrinter."""
+    ROW_SCALARS, KEEP = True, "keep"
+
+    def row_view(self, y, i):
+        return self._rows(y, i)
+
+    def copy_into(self):
+        return "_rt.copy_into"
 
     def stack_rows(self, body, params, c_outs, ys):
         """A carry whose input the body also stacks (a gradient's residual: the LSTM's `h`
@@ -57,35 +64,3 @@ class ScanRows:
             if y not in done:
                 em.alloc(y)
         return rows
-
-    @contextlib.contextmanager
-    def rows_in_place(self, body, nconsts, rows, i):
-        """A body output that leaves only as row `i` of a stacked output (a scan's residual,
-        an LSTM's h) is computed in that row (`CudaEmitter.row_views`): the kernel that
-        makes it writes the row, so no buffer a step and no device copy into the row.  Also
-        a carry, if the body never writes the carry's input (the plan's `rows`: not owned):
-        the next step reads the row.  As the CPU does (cpu/numba/control.py)."""
-        em, written = self.em, set(self.stepped)
-        views = {key: (self._rows(y, i), y, written)
-                 for key, y in row_outputs(body, nconsts, self.num_carry, rows, True)}
-        prev, em.row_views = em.row_views, {**em.row_views, **views}
-        try:
-            yield written
-        finally:
-            em.row_views = prev
-
-    def keep_carries(self, body, c_outs, rows):
-        kept = [(v, stacked, self.em.fresh("keep"))
-                for v, stacked in carries_in_rows(body, c_outs, rows, True)]
-        for v, _, keep in kept:
-            self.em.line(f"{keep} = {self.em.A(v)}")
-        return kept
-
-    def restore_carries(self, kept, written):
-        # one copy after the loop, not one a step: the carry must not stay a view of the
-        # stacked output (a later in-place update of either would change the other)
-        for v, stacked, keep in kept:
-            if stacked & written:
-                self.em.line(f"_rt.copy_into({keep}, {self.em.A(v)})")
-                self.em.line(f"{self.em.A(v)} = {keep}")
-

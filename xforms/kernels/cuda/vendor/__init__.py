@@ -49,11 +49,11 @@ GEMM_MIN_WORK = 128 ** 3
 # (N^2 work per transform, no library call); an estimate until the same sweep measures it.
 FFT_MIN_POINTS = 4096
 # Cholesky and LU of matrices of lower order than this stay in the one-block-per-matrix
-# kernels (ops/linalg.py), which take a whole batch in one launch where cuSOLVER is called
+# kernels (ops/linalg/factor.py), which take a whole batch in one launch where cuSOLVER is called
 # once per matrix; an estimate until measured on hardware (XFORMS_CUDA_SOLVER_MIN_N).
 SOLVER_MIN_N = 64
 # qr, eigh, svd and eig of matrices of lower order (the larger side) than this run in our
-# one-thread-per-matrix kernels (ops/jacobi.py, ops/eig.py), which also compute them where
+# one-thread-per-matrix kernels (ops/linalg/: jacobi.py, eig.py), which also compute them where
 # cuSOLVER is absent; 0, the library at every size, until gpu_vendor_sweep.py's eig rows
 # (`--families eig`) measure where they lose (XFORMS_CUDA_SPECTRAL_MIN_N overrides).
 SPECTRAL_MIN_N = 0

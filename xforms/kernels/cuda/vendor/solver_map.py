@@ -3,7 +3,7 @@ no GPU).
 
 cuSOLVER, like LAPACK, reads and writes column-major matrices, and our buffers are flat and
 C-contiguous: a row-major m x n matrix lies in memory as the column-major n x m matrix A^T.
-Each primitive's rule (xforms/kernels/ops/solver.py) either uses that (no copy: a Hermitian
+Each primitive's rule (xforms/kernels/ops/linalg/solver.py) either uses that (no copy: a Hermitian
 A^T is conj(A), so potrf and syevd on the other triangle factor the right matrix) or copies
 the operand transposed into a scratch buffer (getrf, geqrf: the factors of A^T are not
 those of A).  The routines work in place, so a copy of the operand is made in either case.

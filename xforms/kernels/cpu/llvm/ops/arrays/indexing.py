@@ -25,7 +25,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from xforms.core.facts import GATHER_SCATTER
+from xforms.core.facts import GATHER_SCATTER, carried_outputs
 
 from .....loops.ir import Alloc, Clamp, Let, Load, Nest, Region, Scalar, Store, When
 from .....loops.lower_indexing import LOWERINGS
@@ -100,9 +100,7 @@ def _written(plan):
 
 def _arrays(step):
     if step.kind == "control":      # (a scan's stacked outputs left out: they may share a
-        name = step.eqn.prim.name   # workspace region, llvm/buffers.py `stepped`; a cond's)
-        n = {"scan": step.eqn.params.get("num_carry", 0), "cond": 0}.get(name)
-        return step.eqn.outvars[:n]
+        return carried_outputs(step.eqn)    # workspace region, llvm/buffers.py `stepped`)
     if step.kind == "op":
         return step.eqn.outvars if step.eqn.prim.name != "reshape" else []
     return [*step.writes, *(e.outvars[0] for e, _ in step.body)]

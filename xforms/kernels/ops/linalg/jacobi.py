@@ -1,7 +1,7 @@
 """Our own CUDA kernels for the spectral factorisations -- eigh (cyclic Jacobi), svd
 (one-sided Jacobi) and qr (Householder), real and complex -- where cuSOLVER is absent: on
-Numba's simulator and on a GPU without the library (ops/solver.py calls them then; with
-cuSOLVER the library computes every size).  eig: ops/eig.py.
+Numba's simulator and on a GPU without the library (solver.py calls them then; with
+cuSOLVER the library computes every size).  eig: eig.py.
 
 One thread per matrix (a grid-stride loop over the batch), computing in float64 / complex128
 scratch whatever the dtype (a 32-bit matrix's factors are rounded once, at the end), in

@@ -1,5 +1,5 @@
-"""The one-thread-per-matrix CUDA kernels of our own factorisations (ops/jacobi.py: eigh, svd,
-qr; ops/schur.py: hessenberg, schur, sqrtm; ops/eig.py: eig): the kernel around a body
+"""The one-thread-per-matrix CUDA kernels of our own factorisations (jacobi.py: eigh, svd,
+qr; schur.py: hessenberg, schur, sqrtm; eig.py: eig): the kernel around a body
 that writes matrix `_b`'s code, and the lines and spellings those bodies share -- conj,
 |x|^2, zero and the scratch dtype for real or complex scratch, an element of a scratch
 matrix, loading a matrix with whether it is finite, a Householder reflector made from a
@@ -11,8 +11,8 @@ column and applied to one, NaN outputs.
 """
 import numpy as np
 
-from ..cuda.printer.emit import KernelBuilder
-from ..cuda.printer.kernel_builder import cdiv
+from ...cuda.printer.emit import KernelBuilder
+from ...cuda.printer.kernel_builder import cdiv
 
 _F64, _C128 = np.dtype(np.float64), np.dtype(np.complex128)
 

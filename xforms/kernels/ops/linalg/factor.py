@@ -6,9 +6,9 @@ one call of a Numba function of xforms/kernels/runtime/linalg.py, spectral.py or
     la_cholesky(B.reshape((1, 3, 3)), C.reshape((1, 3, 3)), 1)
 
 CUDA: cholesky, triangular_solve, lu and lu_pivots_to_permutation have rules below (cholesky
-and lu through ops/solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
-run through cuSOLVER (ops/solver.py; without it qr, eigh and svd in ops/jacobi.py's kernels,
-eig in ops/eig.py's); hessenberg, schur and sqrtm in ops/schur.py's; the others raise a
+and lu through solver.py, which hands large matrices to cuSOLVER); qr, eigh, svd and eig
+run through cuSOLVER (solver.py; without it qr, eigh and svd in jacobi.py's kernels,
+eig in eig.py's); hessenberg, schur and sqrtm in schur.py's; the others raise a
 LoweringError naming the primitive.
 
 CUDA rules for the LU-family factorisations (xforms/primitives/linalg/factor.py): cholesky,
@@ -29,7 +29,7 @@ triangular_solve runs one thread per right-hand side (a column of b on the left 
 on the right), forward or backward substitution in place in the output.  All of them are
 O(n) steps of barriers or O(n^2) per thread: right for the small and medium matrices of
 batched models; on a GPU with cuSOLVER, matrices from vendor.SOLVER_MIN_N up go to the
-library (ops/solver.py, which calls cholesky_cuda and lu_cuda below that).
+library (solver.py, which calls cholesky_cuda and lu_cuda below that).
 
     # c:f64[3,3] = cholesky b, abridged:
     for _b in range(cuda.blockIdx.x, 1, cuda.gridDim.x):
@@ -40,10 +40,10 @@ library (ops/solver.py, which calls cholesky_cuda and lu_cuda below that).
 """
 import numpy as np
 
-from ..codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
-from ..cpu.numba.emit import OP_RULES as CPU_RULES
-from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.printer.kernel_builder import cdiv
+from ...codegen import BLAS_CODES as CODES  # LAPACK type of each dtype
+from ...cpu.numba.emit import OP_RULES as CPU_RULES
+from ...cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ...cuda.printer.kernel_builder import cdiv
 from xforms.primitives.linalg.cholesky_ad import cholesky_cotangent_p, cholesky_p
 from xforms.primitives.linalg.factor import lu_p, lu_pivots_to_permutation_p, triangular_solve_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p

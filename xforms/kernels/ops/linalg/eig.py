@@ -1,17 +1,17 @@
 """Our CUDA kernel for eig (eigenvalues and right eigenvectors of a general matrix) where
-cuSOLVER is absent -- the simulator, a GPU without the library (with it, ops/solver.py calls
+cuSOLVER is absent -- the simulator, a GPU without the library (with it, solver.py calls
 cusolverDnXgeev) -- one thread per matrix in complex128 scratch, O(n^3), the steps of
 LAPACK's ?geev but for its balancing's permutations:
 
     balance    ?gebal's scaling: B = D^-1 A D, D diagonal of powers of 2 that bring each
                row's and column's norms together (the vectors are D's times B's).
-    real A     ops/schur.py's real Schur form (the Hessenberg reduction and ?lahqr's
+    real A     schur.py's real Schur form (the Hessenberg reduction and ?lahqr's
                double-shift steps, 2 x 2 blocks in ?lanv2's standard form [[a, b], [c, a]],
                b c < 0), whose eigenvalues come in ?hseqr's order, a pair as a +- i w,
                w = sqrt|b| sqrt|c| (the positive one first); then each block made triangular
                by the unitary G = [[b, i w], [i w, b]] / |(b, w)| (its first column is the
                block's eigenvector of a + i w), T = G^H T G, Z = Z G.
-    complex A  ops/schur.py's complex Schur form (single-shift sweeps).
+    complex A  schur.py's complex Schur form (single-shift sweeps).
     vectors    ?trevc's back-substitution on the triangular T: y_k = 1, y_i = -(sum_j T[i, j]
                y_j) / (T[i, i] - T[k, k]) (a divisor below eps |T[k, k]| taken as that; y
                rescaled where it grows past 1e100, as at a defective value), x = Z y;

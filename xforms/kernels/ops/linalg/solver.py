@@ -1,8 +1,8 @@
 """CUDA rules of the factorisations through cuSOLVER (xforms/kernels/cuda/vendor/): cholesky and
 lu on a GPU where the library is installed and the matrices are not small (vendor.SOLVER_MIN_N;
-else the one-block-per-matrix kernels of ops/linalg.py), and qr, eigh, svd and eig at every
+else the one-block-per-matrix kernels of factor.py), and qr, eigh, svd and eig at every
 size; on the simulator, or without cuSOLVER, those four run in our one-thread-per-matrix
-kernels (ops/jacobi.py: eigh, svd, qr; ops/eig.py: eig), real and complex.
+kernels (jacobi.py: eigh, svd, qr; eig.py: eig), real and complex.
 
 cuSOLVER computes on column-major matrices in place (vendor/solver_map.py).  Our row-major
 matrix A lies in memory as the column-major A^T, which each rule uses where it can:
@@ -35,14 +35,14 @@ for devInfo.
 """
 import numpy as np
 
-from ..cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
-from ..cuda.printer.ops import OutLoop
-from ..cuda.vendor import solver_for
-from ..cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
+from ...cuda.printer.emit import OP_RULES as CUDA_RULES, KernelBuilder
+from ...cuda.printer.ops import OutLoop
+from ...cuda.vendor import solver_for
+from ...cuda.vendor.solver_map import (LOWER, SYEVJ_BATCHED_MAX_N, UPPER, SolverCall,
                                       svd_shape)
 from . import jacobi
 from .eig import eig as own_eig
-from .linalg import cholesky_cuda, lu_cuda, nan_literal, perm_lines
+from .factor import cholesky_cuda, lu_cuda, nan_literal, perm_lines
 from xforms.primitives.linalg.cholesky_ad import cholesky_p
 from xforms.primitives.linalg.factor import lu_p
 from xforms.primitives.linalg.spectral import eig_p, eigh_p, qr_p, svd_p
@@ -142,7 +142,7 @@ def _lu(em, eqn):
 def _library_or(own):
     """A rule through cuSOLVER; without it (the simulator, a GPU without the library), or
     for matrices of order below vendor.SPECTRAL_MIN_N, `own`, our one-thread-per-matrix
-    kernel (ops/jacobi.py, ops/eig.py)."""
+    kernel (jacobi.py, eig.py)."""
     def wrap(rule):
         def checked(em, eqn):
             em.check_dtypes(eqn)

@@ -35,7 +35,7 @@ A matrix with a non-finite entry, or one whose QR sweeps do not converge in 30 n
 """
 import numpy as np
 
-from ..cuda.printer.emit import OP_RULES as CUDA_RULES
+from ...cuda.printer.emit import OP_RULES as CUDA_RULES
 from .per_matrix import Math, element, load_matrix, nan_out, per_matrix, reflect, reflector
 from xforms.primitives.linalg.schur import hessenberg_p, schur_p
 from xforms.primitives.linalg.sqrtm import sqrtm_p
@@ -348,7 +348,7 @@ def real_qr_sweeps(kb, H, Z, n):
 def schur_form(kb, A, H, Z, TAU, n, cplx, prepare=None):
     """Lines: the Schur form of matrix `_b` of A into scratch H (T) and Z, complex (`cplx`)
     or real, as the module docstring says; `_fin` false after where A is not finite or the
-    sweeps did not converge.  `prepare(kb)` writes lines run on the loaded H first (ops/eig.py's
+    sweeps did not converge.  `prepare(kb)` writes lines run on the loaded H first (eig.py's
     balancing).
 
         schur_form(kb, "A", "H", "Z", "TAU", 4, False)    # H, Z float64 scratch
