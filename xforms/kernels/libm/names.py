@@ -36,6 +36,7 @@ VECMATH = {
     "cosh": "vm_cosh",
     "atan": "vm_atan",
     "cbrt": "vm_cbrt",
+    "erfc_inv": "vm_erfcinv",
 }
 
 #: VECMATH plus the branch-free trig variants, which return nan for

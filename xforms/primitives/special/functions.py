@@ -69,17 +69,19 @@ def _sp(fn):
     return impl
 
 
-def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0, kernel=False):
+def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0, kernel=False, vec=None):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
-    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured).  With
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured); `vec`:
+    the branch-free function of xforms/kernels/libm/vecmath a CPU loop of 64+ elements calls
+    instead (as exp's `vm_exp`; both CPU paths, the same bits).  With
     `kernel`, an un-jitted call on float arrays runs `jit`'s loop once it is compiled
     (xforms/core/eager/kernels.py): where that beats scipy's ufunc (see below)."""
     ek = "f" if kernel else None
     if math is not None:
         return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None),
                       eager_kernel=ek)
-    p = define(name, _sp(fn), nargs, accept=_real, cost=cost, eager_kernel=ek)
+    p = define(name, _sp(fn), nargs, accept=_real, cost=cost, eager_kernel=ek, vec=vec)
     SCALAR_IMPLS[p] = scalar or name
     return p
 
@@ -185,7 +187,10 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
 # ---- error functions -------------------------------------------------------------------------
 erf_p = _prim("erf", "erf", math="erf", kernel=True)
 erfc_p = _prim("erfc", "erfc", math="erfc", kernel=True)
-erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
+# erfc_inv's loops of 64+ elements call vm_erfcinv (vecmath/erfcinv.py: branch-free, Giles'
+# polynomials, the loop vectorises; jitted ndtri was ~3x JAX, issue #37), smaller ones and
+# CUDA the scalar erfcinv, the same polynomials through libm's log
+erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv", cost=12.0, vec="vm_erfcinv")
 
 
 def _erf_inv_impl(x):
