@@ -213,28 +213,49 @@ def test_scalar_kernel_accuracy():
         want = ref(*args)
         return np.max(np.abs(got - want) / np.abs(want))
     assert rel(sm.zeta, sp.zeta, _u(1.01, 30, 300), _u(0.01, 100, 300)) < 1e-14
-    assert rel(sm.erfcinv, sp.erfcinv, 10.0 ** _u(-300, 0, 300)) < 1e-15
+    assert rel(sm.erfcinv, sp.erfcinv, 10.0 ** _u(-300, 0, 300)) < 2e-15
     assert rel(sm.gammainc, sp.gammainc, _u(0.01, 100, 300), _u(0, 200, 300)) < 1e-12
     assert rel(sm.betainc, sp.betainc, _u(0.01, 50, 300), _u(0.01, 50, 300),
                _u(0.001, 1, 300)) < 1e-11
     assert rel(sm.i1e, sp.i1e, _u(-700, 700, 300)) < 1e-14
 
 
-@pytest.mark.parametrize("z", [0.3, 1.6, 0.02, 1.0 - 2.0 ** -30, 1e-5, 1e-12, 1e-30])
-def test_erfcinv_polishes_once(z, monkeypatch):
-    """erfc^-1 below w = 36 (z >= ~1e-16) starts from Giles' polynomials and takes one
-    Halley step: one erf or erfc call (the rough start took two to five: ndtri was 3.9x
-    JAX's time at 10^6, issue #37); beyond, the asymptotic start and its steps (z = 1e-30:
-    erfc called until the step is below 1e-8).  Values: scipy.special.erfcinv."""
-    import math
-    calls = []
-    for name in ("erf", "erfc"):
-        real = getattr(math, name)
-        monkeypatch.setattr(sm.math, name, lambda x, real=real, name=name:
-                            calls.append(name) or real(x))
-    got = sm.erfcinv(z)
-    assert abs(got / sp.erfcinv(z) - 1) < 1e-15
-    assert len(calls) == (1 if z > 1e-16 else 3), calls
+_ERFCINV_Z = np.concatenate([10.0 ** _u(-307, 0, 400), _u(0, 2, 400), 2 - 10.0 ** _u(-15, 0, 100),
+                             [0.0, 2.0, 1.0, -0.5, 2.5, np.nan, 1e-320]])
+
+
+def test_erfcinv_vectorised():
+    """erfc^-1 in a loop of 64+ elements is vecmath's branch-free vm_erfcinv (its IR calls
+    nothing but llvm.sqrt and llvm.fmuladd, so the loop vectorises: jitted ndtri was ~3x
+    JAX's time, issue #37), on both CPU paths (same bits: the module is translated for the direct path); the scalar erfcinv
+    (small loops, CUDA) the same polynomials through libm's log, within 2 ulp of it.
+    Values within 8 ulp of scipy.special.erfcinv (itself a few ulp off), its specials."""
+    from xforms.kernels.cpu.llvm.vecmath import function_ir
+    from xforms.kernels.libm.vecmath import vm_erfcinv
+    import numba
+    _, text = function_ir("vm_erfcinv", "double")
+    calls = {line.split("@")[1].split("(")[0].strip('"') for line in text.splitlines()
+             if " call " in line}
+    assert calls <= {"llvm.sqrt.f64", "llvm.fmuladd.f64"}, calls
+    loop = numba.njit(lambda a: np.array([vm_erfcinv(v) for v in a]))
+    z = _ERFCINV_Z
+    got = loop(z)
+    want = sp.erfcinv(z)
+    ok = (z > 1e-300) & (z < 2)
+    ulp = np.abs(got[ok] - want[ok]) / np.spacing(np.abs(want[ok]))
+    assert ulp.max() <= 8, ulp.max()
+    np.testing.assert_array_equal(got[-7:], [np.inf, -np.inf, 0.0, np.nan, np.nan, np.nan,
+                                             got[-1]])
+    assert 26.9 < got[-1] < 27.2 and not np.signbit(got[-5])
+    scalar = np.array([sm.erfcinv(v) for v in z])
+    fin = np.isfinite(got)
+    assert np.all(np.abs(scalar[fin] - got[fin]) <= 2 * np.spacing(np.abs(got[fin])))
+    z32 = z.astype(np.float32)
+    f32 = loop(z32)
+    ok32 = (z32 > 0) & (z32 < 2)
+    want32 = sp.erfcinv(z32[ok32].astype(np.float64)).astype(np.float32)
+    assert f32.dtype == np.float32
+    assert np.all(np.abs(f32[ok32] - want32) <= np.spacing(np.abs(want32)))
 
 
 # jax.scipy.special names xforms does not provide (also listed in docs/sharp-bits.md)
