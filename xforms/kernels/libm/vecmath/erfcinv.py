@@ -49,40 +49,111 @@ del _tag, _table, _padded, _k, _c
 
 
 @vm
+def _giles_small(z):
+    p = _EI_A0
+    p = mad(p, z, _EI_A1)
+    p = mad(p, z, _EI_A2)
+    p = mad(p, z, _EI_A3)
+    p = mad(p, z, _EI_A4)
+    p = mad(p, z, _EI_A5)
+    p = mad(p, z, _EI_A6)
+    p = mad(p, z, _EI_A7)
+    p = mad(p, z, _EI_A8)
+    p = mad(p, z, _EI_A9)
+    p = mad(p, z, _EI_A10)
+    p = mad(p, z, _EI_A11)
+    p = mad(p, z, _EI_A12)
+    p = mad(p, z, _EI_A13)
+    p = mad(p, z, _EI_A14)
+    p = mad(p, z, _EI_A15)
+    p = mad(p, z, _EI_A16)
+    p = mad(p, z, _EI_A17)
+    p = mad(p, z, _EI_A18)
+    p = mad(p, z, _EI_A19)
+    p = mad(p, z, _EI_A20)
+    p = mad(p, z, _EI_A21)
+    p = mad(p, z, _EI_A22)
+    return p
+
+
+@vm
+def _giles_mid(z):
+    p = _EI_B4
+    p = mad(p, z, _EI_B5)
+    p = mad(p, z, _EI_B6)
+    p = mad(p, z, _EI_B7)
+    p = mad(p, z, _EI_B8)
+    p = mad(p, z, _EI_B9)
+    p = mad(p, z, _EI_B10)
+    p = mad(p, z, _EI_B11)
+    p = mad(p, z, _EI_B12)
+    p = mad(p, z, _EI_B13)
+    p = mad(p, z, _EI_B14)
+    p = mad(p, z, _EI_B15)
+    p = mad(p, z, _EI_B16)
+    p = mad(p, z, _EI_B17)
+    p = mad(p, z, _EI_B18)
+    p = mad(p, z, _EI_B19)
+    p = mad(p, z, _EI_B20)
+    p = mad(p, z, _EI_B21)
+    p = mad(p, z, _EI_B22)
+    return p
+
+
+@vm
+def _giles_large(z):
+    p = _EI_C6
+    p = mad(p, z, _EI_C7)
+    p = mad(p, z, _EI_C8)
+    p = mad(p, z, _EI_C9)
+    p = mad(p, z, _EI_C10)
+    p = mad(p, z, _EI_C11)
+    p = mad(p, z, _EI_C12)
+    p = mad(p, z, _EI_C13)
+    p = mad(p, z, _EI_C14)
+    p = mad(p, z, _EI_C15)
+    p = mad(p, z, _EI_C16)
+    p = mad(p, z, _EI_C17)
+    p = mad(p, z, _EI_C18)
+    p = mad(p, z, _EI_C19)
+    p = mad(p, z, _EI_C20)
+    p = mad(p, z, _EI_C21)
+    p = mad(p, z, _EI_C22)
+    return p
+
+
+@vm
+def _far(z):
+    p = _EI_F6
+    p = mad(p, z, _EI_F7)
+    p = mad(p, z, _EI_F8)
+    p = mad(p, z, _EI_F9)
+    p = mad(p, z, _EI_F10)
+    p = mad(p, z, _EI_F11)
+    p = mad(p, z, _EI_F12)
+    p = mad(p, z, _EI_F13)
+    p = mad(p, z, _EI_F14)
+    p = mad(p, z, _EI_F15)
+    p = mad(p, z, _EI_F16)
+    p = mad(p, z, _EI_F17)
+    p = mad(p, z, _EI_F18)
+    p = mad(p, z, _EI_F19)
+    p = mad(p, z, _EI_F20)
+    p = mad(p, z, _EI_F21)
+    p = mad(p, z, _EI_F22)
+    return p
+
+
+@vm
 def _erfcinv_size(t, w):
-    """|erfc^-1| of the tail mass t (<= 1) with w = -log(t (2 - t))."""
-    r0 = w < 6.25
-    r1 = w < 16.0
-    r2 = w < 36.0
+    """|erfc^-1| of the tail mass t (<= 1) with w = -log(t (2 - t)): the four polynomials
+    each in its own Horner chain (independent: the core overlaps them), one picked."""
     s = fsqrt(w)
-    z = w - 3.125 if r0 else (s - 3.25 if r1 else (s - 5.0 if r2 else
-                                                   mad(vm_log(w), U_SCALE, U_SHIFT)))
-    p = 0.0
-    p = mad(p, z, _EI_A0 if r0 else (_EI_B0 if r1 else (_EI_C0 if r2 else _EI_F0)))
-    p = mad(p, z, _EI_A1 if r0 else (_EI_B1 if r1 else (_EI_C1 if r2 else _EI_F1)))
-    p = mad(p, z, _EI_A2 if r0 else (_EI_B2 if r1 else (_EI_C2 if r2 else _EI_F2)))
-    p = mad(p, z, _EI_A3 if r0 else (_EI_B3 if r1 else (_EI_C3 if r2 else _EI_F3)))
-    p = mad(p, z, _EI_A4 if r0 else (_EI_B4 if r1 else (_EI_C4 if r2 else _EI_F4)))
-    p = mad(p, z, _EI_A5 if r0 else (_EI_B5 if r1 else (_EI_C5 if r2 else _EI_F5)))
-    p = mad(p, z, _EI_A6 if r0 else (_EI_B6 if r1 else (_EI_C6 if r2 else _EI_F6)))
-    p = mad(p, z, _EI_A7 if r0 else (_EI_B7 if r1 else (_EI_C7 if r2 else _EI_F7)))
-    p = mad(p, z, _EI_A8 if r0 else (_EI_B8 if r1 else (_EI_C8 if r2 else _EI_F8)))
-    p = mad(p, z, _EI_A9 if r0 else (_EI_B9 if r1 else (_EI_C9 if r2 else _EI_F9)))
-    p = mad(p, z, _EI_A10 if r0 else (_EI_B10 if r1 else (_EI_C10 if r2 else _EI_F10)))
-    p = mad(p, z, _EI_A11 if r0 else (_EI_B11 if r1 else (_EI_C11 if r2 else _EI_F11)))
-    p = mad(p, z, _EI_A12 if r0 else (_EI_B12 if r1 else (_EI_C12 if r2 else _EI_F12)))
-    p = mad(p, z, _EI_A13 if r0 else (_EI_B13 if r1 else (_EI_C13 if r2 else _EI_F13)))
-    p = mad(p, z, _EI_A14 if r0 else (_EI_B14 if r1 else (_EI_C14 if r2 else _EI_F14)))
-    p = mad(p, z, _EI_A15 if r0 else (_EI_B15 if r1 else (_EI_C15 if r2 else _EI_F15)))
-    p = mad(p, z, _EI_A16 if r0 else (_EI_B16 if r1 else (_EI_C16 if r2 else _EI_F16)))
-    p = mad(p, z, _EI_A17 if r0 else (_EI_B17 if r1 else (_EI_C17 if r2 else _EI_F17)))
-    p = mad(p, z, _EI_A18 if r0 else (_EI_B18 if r1 else (_EI_C18 if r2 else _EI_F18)))
-    p = mad(p, z, _EI_A19 if r0 else (_EI_B19 if r1 else (_EI_C19 if r2 else _EI_F19)))
-    p = mad(p, z, _EI_A20 if r0 else (_EI_B20 if r1 else (_EI_C20 if r2 else _EI_F20)))
-    p = mad(p, z, _EI_A21 if r0 else (_EI_B21 if r1 else (_EI_C21 if r2 else _EI_F21)))
-    p = mad(p, z, _EI_A22 if r0 else (_EI_B22 if r1 else (_EI_C22 if r2 else _EI_F22)))
-    giles = p * (1.0 - t)          # erf^-1(y) = y p(w), y = 1 - t >= 0
-    return giles if r2 else fsqrt(w + p)
+    a = _giles_small(w - 3.125) * (1.0 - t)
+    b = _giles_mid(s - 3.25) * (1.0 - t)
+    c = _giles_large(s - 5.0) * (1.0 - t)
+    f = fsqrt(w + _far(mad(vm_log(w), U_SCALE, U_SHIFT)))
+    return a if w < 6.25 else (b if w < 16.0 else (c if w < 36.0 else f))
 
 
 @vm
