@@ -198,6 +198,7 @@ __all__ = [
     "vm_tanh",
     "vmf_cos",
     "vmf_cos_bounded",
+    "vmf_erfcinv",
     "vmf_exp",
     "vmf_log",
     "vmf_sin",

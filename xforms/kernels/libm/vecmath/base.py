@@ -286,6 +286,7 @@ def _unary_f32(llvm_name):
 
 rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
 absf = _unary_f32("llvm.fabs.f32")
+fsqrtf = _unary_f32("llvm.sqrt.f32")   # (no domain check: nan below 0)
 
 
 @_intrinsic

@@ -21,10 +21,12 @@ within 6).  Specials: erfcinv(0) = inf, erfcinv(2) = -inf, nan outside [0, 2] an
 """
 import math
 
-from xforms.primitives.special.erf_inv_poly import ERFINV64_A, ERFINV64_B, ERFINV64_C
+from xforms.primitives.special.erf_inv_poly import (ERFINV32_LARGE, ERFINV32_SMALL, ERFINV64_A,
+                                                   ERFINV64_B, ERFINV64_C)
 
-from .base import fsqrt, like, mad, vm
+from .base import f32, fsqrt, fsqrtf, like, mad, madf, vm
 from .explog import vm_log
+from .f32 import vmf_log
 
 #: x^2 - w as a polynomial in u (highest degree first): tools/erfcinv_fit.py's output
 FAR = (-5.477020826523017e-11, 2.786982424415403e-10, 4.045520088355435e-11,
@@ -39,12 +41,27 @@ U_SHIFT = -math.log(FAR_W[0] * FAR_W[1]) / math.log(FAR_W[1] / FAR_W[0])
 _EI_INF = float("inf")
 _EI_NAN = float("nan")
 
+#: float32 (vmf_erfcinv): x^2 - w as a polynomial in u over w in [16, 104] (float32's
+#: smallest subnormal), coefficients rounded to float32 (tools/erfcinv_fit.py --f32)
+FAR32 = (-1.0069544259749819e-05, 8.672919648233801e-05, -0.000397297932067886, 0.0010936640901491046, -0.0011415788903832436, -0.470947802066803, -1.7242804765701294)
+FAR32_W = (16.0, 104.0)
+U32_SCALE = 2.0 / math.log(FAR32_W[1] / FAR32_W[0])
+U32_SHIFT = -math.log(FAR32_W[0] * FAR32_W[1]) / math.log(FAR32_W[1] / FAR32_W[0])
+_EIF_ZERO, _EIF_ONE, _EIF_TWO = f32(0.0), f32(1.0), f32(2.0)
+_EIF_HALF, _EIF_2P5, _EIF_3 = f32(0.5), f32(2.5), f32(3.0)
+_EIF_5, _EIF_16 = f32(5.0), f32(16.0)
+_EIF_USCALE, _EIF_USHIFT = f32(U32_SCALE), f32(U32_SHIFT)
+_EIF_INF, _EIF_NAN = f32(math.inf), f32(math.nan)
+
 # the four tables as one of 23 terms each, the shorter padded with leading zeros, named
 # _EI_A0 ... _EI_F22 (the translator and Numba read module constants, not tuple items)
 for _tag, _table in (("A", ERFINV64_A), ("B", ERFINV64_B), ("C", ERFINV64_C), ("F", FAR)):
     _padded = (0.0,) * (23 - len(_table)) + tuple(float(c) for c in _table)
     for _k, _c in enumerate(_padded):
         globals()[f"_EI_{_tag}{_k}"] = _c
+for _tag, _table in (("S", ERFINV32_SMALL), ("L", ERFINV32_LARGE), ("F", FAR32)):
+    for _k, _c in enumerate(_table):        # (float32 constants: Numba keeps float32)
+        globals()[f"_EIF_{_tag}{_k}"] = f32(_c)
 del _tag, _table, _padded, _k, _c
 
 
@@ -168,3 +185,63 @@ def vm_erfcinv(x):
     r = r if lower else -r
     r = r if ok else (_EI_INF if v == 0.0 else (-_EI_INF if v == 2.0 else _EI_NAN))
     return like(r, x)
+
+
+@vm
+def _giles32_small(z):
+    p = _EIF_S0
+    p = madf(p, z, _EIF_S1)
+    p = madf(p, z, _EIF_S2)
+    p = madf(p, z, _EIF_S3)
+    p = madf(p, z, _EIF_S4)
+    p = madf(p, z, _EIF_S5)
+    p = madf(p, z, _EIF_S6)
+    p = madf(p, z, _EIF_S7)
+    p = madf(p, z, _EIF_S8)
+    return p
+
+
+@vm
+def _giles32_large(z):
+    p = _EIF_L0
+    p = madf(p, z, _EIF_L1)
+    p = madf(p, z, _EIF_L2)
+    p = madf(p, z, _EIF_L3)
+    p = madf(p, z, _EIF_L4)
+    p = madf(p, z, _EIF_L5)
+    p = madf(p, z, _EIF_L6)
+    p = madf(p, z, _EIF_L7)
+    p = madf(p, z, _EIF_L8)
+    return p
+
+
+@vm
+def _far32(z):
+    p = _EIF_F0
+    p = madf(p, z, _EIF_F1)
+    p = madf(p, z, _EIF_F2)
+    p = madf(p, z, _EIF_F3)
+    p = madf(p, z, _EIF_F4)
+    p = madf(p, z, _EIF_F5)
+    p = madf(p, z, _EIF_F6)
+    return p
+
+
+@vm
+def vmf_erfcinv(x):
+    """erfc^-1 of a float32 in float32 arithmetic (twice vm_erfcinv's lanes): Giles'
+    single-precision polynomials (XLA's float32 erf_inv) below w = 16, x^2 = w + F32(u)
+    beyond (w <= 104: float32's subnormals); specials as vm_erfcinv."""
+    lower = x <= _EIF_ONE
+    t = x if lower else _EIF_TWO - x
+    ok = (x > _EIF_ZERO) & (x < _EIF_TWO)
+    ts = t if ok else _EIF_HALF
+    w = -vmf_log(ts * (_EIF_TWO - ts))
+    s = fsqrtf(w)
+    a = _giles32_small(w - _EIF_2P5)
+    b = _giles32_large(s - _EIF_3)
+    g = (a if w < _EIF_5 else b) * (_EIF_ONE - ts)
+    f = fsqrtf(w + _far32(madf(vmf_log(w), _EIF_USCALE, _EIF_USHIFT)))
+    r = g if w < _EIF_16 else f
+    r = r if lower else -r
+    return r if ok else (_EIF_INF if x == _EIF_ZERO else (-_EIF_INF if x == _EIF_TWO else _EIF_NAN))
