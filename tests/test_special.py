@@ -229,7 +229,8 @@ def test_erfcinv_vectorised():
     nothing but llvm.sqrt and llvm.fmuladd, so the loop vectorises: jitted ndtri was ~3x
     JAX's time, issue #37), on both CPU paths (same bits: the module is translated for the direct path); the scalar erfcinv
     (small loops, CUDA) the same polynomials through libm's log, within 2 ulp of it.
-    Values within 8 ulp of scipy.special.erfcinv (itself a few ulp off), its specials."""
+    Values within 8 ulp of scipy.special.erfcinv (itself a few ulp off), its specials;
+    float32 (vmf_erfcinv, in float32) within 4."""
     from xforms.kernels.cpu.llvm.vecmath import function_ir
     from xforms.kernels.libm.vecmath import vm_erfcinv
     import numba
@@ -255,7 +256,7 @@ def test_erfcinv_vectorised():
     ok32 = (z32 > 0) & (z32 < 2)
     want32 = sp.erfcinv(z32[ok32].astype(np.float64)).astype(np.float32)
     assert f32.dtype == np.float32
-    assert np.all(np.abs(f32[ok32] - want32) <= np.spacing(np.abs(want32)))
+    assert np.all(np.abs(f32[ok32] - want32) <= 4 * np.spacing(np.abs(want32)))   # (JAX's ndtri: 4)
 
 
 # jax.scipy.special names xforms does not provide (also listed in docs/sharp-bits.md)
