@@ -113,9 +113,10 @@ def _lgamma(x):
 # digamma 21 / 20 -> 16 / 15, erf and erfc 20 -> 17 (on [-3, 3]; 5.5 on [0, 1]), zeta
 # 286 / 329 -> 244 / 242, igamma(c) 137-186 -> 125-135, bessel_iv 466 -> 113-119,
 # bessel_ive 265 -> 112-132; at 10^5, igamma_grad_a (np.vectorize) 906 / 1119 -> 27 / 25,
-# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87 with session 33's scalar erfcinv; its vectorised
-# vm_erfcinv of session 34 not measured as an eager kernel: un-jitted ndtri is under JAX's), betainc (148-205 -> 263), bessel_i0e /
-# i1e (34-42 -> 66-70), bessel_yn (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
+# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87 with session 33's scalar erfcinv; session
+# 34's vectorised vm_erfcinv not measured as an eager kernel: un-jitted ndtri, scipy's, is
+# under JAX's), betainc (148-205 -> 263), bessel_i0e / i1e (34-42 -> 66-70), bessel_yn
+# (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
 lgamma_p = _prim("lgamma", _lgamma, math="lgamma", kernel=True)
 def _digamma(x):
     """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
