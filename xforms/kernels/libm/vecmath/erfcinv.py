@@ -9,15 +9,19 @@ y = 1 - z, with Giles' double-precision polynomials -- XLA's float64 erf_inv, JA
 (xforms/primitives/special/erf_inv_poly.py): p in w - 3.125 below w = 6.25, in sqrt(w) -
 3.25 below 16, in sqrt(w) - 5 above.  Beyond (t down to the smallest subnormal, w <= 745)
 x^2 = w + F(u), F a degree-16 polynomial of ours in u = log(w) rescaled to [-1, 1]
-(tools/erfcinv_fit.py fits it; 1.0 ulp of x over w in [36, 702]).  One Horner chain of 23
-terms whose coefficients are selected per element, vm_log for the logs, sqrt as LLVM's
-instruction: no branch.  float32 is computed in float64 and rounded once.
+(tools/erfcinv_fit.py fits it; 1.0 ulp of x over w in [36, 702]).  Every element computes
+the four polynomials (independent Horner chains: one chain with its coefficients selected
+per term ran 15% slower) and keeps one; vm_log for the logs, sqrt as LLVM's instruction: no
+branch.  vmf_erfcinv (float32 loops) computes in float32: Giles' single-precision
+polynomials (XLA's float32 erf_inv) below w = 16, x^2 = w + F32(u) beyond (w <= 104);
+vm_erfcinv of a float32 computes in float64 and rounds once.
 
-Accuracy (float64, against scipy.special.erfcinv, itself a few ulp off): max 8 ulp,
-median 1 (Giles' polynomials, as JAX's erfinv; the earlier Halley-polished scalar code was
-within 6).  Specials: erfcinv(0) = inf, erfcinv(2) = -inf, nan outside [0, 2] and for nan.
+Accuracy against scipy.special.erfcinv (itself a few ulp off): float64 max 8 ulp, median
+1 (Giles' polynomials, as JAX's erfinv; the earlier Halley-polished scalar code was within
+6); float32 max 4 (JAX's float32 ndtri: 4).  Specials: erfcinv(0) = inf, erfcinv(2) =
+-inf, nan outside [0, 2] and for nan, erfcinv(1) = +0.0.
 
-    vm_erfcinv(1.0) == 0.0;  vm_erfcinv(0.5) == 0.4769362762044699
+    vm_erfcinv(1.0) == 0.0;  vm_erfcinv(0.5) == 0.47693627620446977
 """
 import math
 
