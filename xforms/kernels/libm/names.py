@@ -19,6 +19,7 @@ VECMATH_F32 = {
     "vm_sin_bounded": "vmf_sin_bounded",
     "vm_cos_bounded": "vmf_cos_bounded",
     "vm_tan_bounded": "vmf_tan_bounded",
+    "vm_erfcinv": "vmf_erfcinv",
 }
 
 #: primitive name -> function name: drop-in replacements for ``math.*`` (same
@@ -36,6 +37,7 @@ VECMATH = {
     "cosh": "vm_cosh",
     "atan": "vm_atan",
     "cbrt": "vm_cbrt",
+    "erfc_inv": "vm_erfcinv",
 }
 
 #: VECMATH plus the branch-free trig variants, which return nan for

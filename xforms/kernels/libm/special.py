@@ -13,11 +13,10 @@ Methods (all our own derivations from the textbook formulas; no tables):
     zeta(s, q)       Hurwitz zeta, Euler-Maclaurin: terms up to q >= 10 + s, the tail
                      integral, up to 12 Bernoulli corrections; below q = -32 (an integer
                      s) the terms up to 0 folded into zeta(s, f), zeta(s, 1 - f), f = frac(-q)
-    erfcinv          Giles' polynomials in w = -log(z (2 - z)) (erf_inv's coefficients, XLA's:
-                     xforms/primitives/special/erf_inv_poly.py) for w < 36, then one Halley
-                     step on erf (for |y| <= 1/2) or on erfc (tails: z or 2 - z is exact there,
-                     so the tails keep full relative precision); beyond (z < ~1e-16, down to
-                     erfc^-1(1e-300)) a log-based start polished by Halley steps on erfc
+    erfcinv          Giles' polynomials in w = -log(t (2 - t)), t = min(z, 2 - z) (XLA's
+                     float64 erf_inv: xforms/primitives/special/erf_inv_poly.py) for w < 36;
+                     beyond (z < ~1e-16, down to the subnormals) x^2 = w + F(log w), F our
+                     fit (tools/erfcinv_fit.py); vecmath/erfcinv.py's branch-free twin
     gammainc(a, x)   series for x < a + 1, else Lentz's continued fraction for Q
     betainc(a, b, x) Lentz's continued fraction, on the side x < (a+1)/(a+b+2) (symmetry)
     i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
@@ -27,7 +26,7 @@ Measured accuracy against scipy.special in float64: max relative error over rand
 
     digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
     zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15
-    erfcinv    z in [1e-300, 2)                      8.9e-16 (scipy itself is a few ulp off)
+    erfcinv    z in [1e-300, 2)                      7 ulp (scipy itself is a few ulp off)
     gammainc   a in (0, 100], x in [0, 200]          1.3e-13 (P and Q; worse for a > 1e3: ~a eps)
     betainc    a, b in (0, 50], x in [0, 1]          4.5e-13
     i0e, i1e   x in [-700, 700]                      1.7e-15
@@ -39,8 +38,10 @@ betainc 651/1021/12845, i0e 239/164/36.
 """
 import math
 
-from xforms.primitives.special.erf_inv_poly import (ERFINV32_LARGE, ERFINV32_SMALL,
-                                                   ERFINV64_C)
+from xforms.primitives.special.erf_inv_poly import ERFINV64_A, ERFINV64_B, ERFINV64_C
+
+from .vecmath.erfcinv import FAR as ERFCINV_FAR, U_SCALE as ERFCINV_U_SCALE, \
+    U_SHIFT as ERFCINV_U_SHIFT
 
 _PI = math.pi
 _NAN = math.nan
@@ -143,74 +144,42 @@ def zeta(s, q):
     return total
 
 
-# ---- inverse error functions -----------------------------------------------------------------
-# Each compiled implementation is one self-contained function (Numba compiles it alone for
-# the CPU and as a CUDA device function), so the two inverses come from one factory.
-_SQRT_PI_2 = 0.5 * math.sqrt(math.pi)     # 1 / erf'(0)
-# Giles' polynomials hold up to w = -log(1 - y^2) ~ 37 (1 - |y| >= 2^-53); beyond (erfc^-1
-# of z < ~1e-16) the start is the asymptotic sqrt(w - log(w)/2)
-_GILES_MAX_W = 36.0
-
-
-def _make_inverse(complement):
-    """erf^-1 (complement=False, argument y) or erfc^-1 (True, argument z = 1 - y); only
-    erfc^-1 is a primitive's kernel (erf_inv computes XLA's polynomial instead)."""
-    def inverse(v):
-        lo, hi = (0.0, 2.0) if complement else (-1.0, 1.0)
-        if v != v or v < lo or v > hi:
-            return _NAN
-        if v == lo:
-            return _INF if complement else -_INF
-        if v == hi:
-            return -_INF if complement else _INF
-        # y = erf(x) in the middle, where it is exact; else the tail mass t = erfc(|x|)
-        y = 1.0 - v if complement else v
-        t = (v if v < 1.0 else 2.0 - v) if complement else 1.0 - abs(v)
-        sign = 1.0 if y >= 0 else -1.0
-        w = -math.log(t * (2.0 - t))          # -log(1 - y^2), from t: exact in the tails
-        if w < _GILES_MAX_W:
-            # Giles' polynomials in w (erf_inv's: XLA's float32 ones below w = 16, its
-            # float64 one above) start within ~1e-7, so one Halley step ends (error ~1e-21)
-            # where the rough start below took two (|y| <= 1/2) or three to five: ndtri's
-            # jit cliff (issue #37).  (The float32 ones: 9 terms, not 17-23, whose chain of
-            # dependent multiply-adds cost more than the libm calls)
-            if w < 5.0:
-                z = w - 2.5
-                p = 0.0
-                for c in ERFINV32_SMALL:
-                    p = p * z + c
-            elif w < 16.0:
-                z = math.sqrt(w) - 3.0
-                p = 0.0
-                for c in ERFINV32_LARGE:
-                    p = p * z + c
-            else:
-                z = math.sqrt(w) - 5.0
-                p = 0.0
-                for c in ERFINV64_C:
-                    p = p * z + c
-            x = p * abs(y)
-            d = math.exp(-x * x) / _SQRT_PI_2
-            if abs(y) <= 0.5:
-                f = math.erf(x) - abs(y)
-                return sign * (x - f / (d + x * f))
-            f = math.erfc(x) - t
-            return sign * (x - f / (x * f - d))
-        x = math.sqrt(w - 0.5 * math.log(w))
-        # Halley steps on erfc(x) = t, x >= 0.47: t keeps full relative precision
-        for _ in range(6):
-            f = math.erfc(x) - t
-            d = -math.exp(-x * x) / _SQRT_PI_2
-            step = f / (d + x * f)
-            x -= step
-            if abs(step) <= 1e-8 * x:     # cubic convergence: the error left is ~1e-24
-                break
-        return sign * x
-    return inverse
-
-
-erfcinv = _make_inverse(True)
-erfcinv.__name__ = "erfcinv"
+# ---- inverse error function ------------------------------------------------------------------
+# erfc^-1 as vecmath/erfcinv.py's vm_erfcinv computes it (which loops of 64+ elements call:
+# branch-free, vectorised), here with branches and libm's log: Giles' polynomials (XLA's
+# float64 erf_inv) in w = -log(t (2 - t)), t = min(z, 2 - z), below w = 36, x^2 = w + F(u)
+# beyond.  (Until session 34: a Halley step on libm's erf or erfc after the polynomial, 2-3
+# ulp closer to scipy but a scalar call per element: jitted ndtri ran ~3x JAX, issue #37.)
+def erfcinv(v):
+    if v != v or v < 0.0 or v > 2.0:
+        return _NAN
+    if v == 0.0:
+        return _INF
+    if v == 2.0:
+        return -_INF
+    t = v if v <= 1.0 else 2.0 - v
+    w = -math.log(t * (2.0 - t))
+    p = 0.0
+    if w < 6.25:
+        z = w - 3.125
+        for c in ERFINV64_A:
+            p = p * z + c
+    elif w < 16.0:
+        z = math.sqrt(w) - 3.25
+        for c in ERFINV64_B:
+            p = p * z + c
+    elif w < 36.0:
+        z = math.sqrt(w) - 5.0
+        for c in ERFINV64_C:
+            p = p * z + c
+    else:
+        z = math.log(w) * ERFCINV_U_SCALE + ERFCINV_U_SHIFT
+        for c in ERFCINV_FAR:
+            p = p * z + c
+        x = math.sqrt(w + p)
+        return x if v <= 1.0 else -x
+    x = p * (1.0 - t)
+    return x if v <= 1.0 else -x
 
 
 # ---- regularized incomplete gamma ------------------------------------------------------------

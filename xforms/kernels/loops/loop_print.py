@@ -35,6 +35,9 @@ class Printer:
     - `value(eqn, args, idx)`: the expression of elementwise equation `eqn` by the target's
       scalar rules on argument texts (`idx`: the loop's index texts), and `evaluated(name)`
       after it is assigned (views and user primitives are spelled here);
+    - `vector_call(eqn, args, idx)`: the vector polynomial's call the target makes instead
+      of a user primitive's scalar function (erfc_inv's vm_erfcinv in a large CPU loop), or
+      None (the default);
     - `reduce(sp, st)`: print `Reduce` `st` (usually a `Fold` into its accumulator);
     - `accumulate(acc, op, x, dt)`: the statement `acc = acc op x` of a sum or product;
     - `loops(sp, names, dims)`: a context of nested loops over range(dims);
@@ -46,6 +49,9 @@ class Printer:
 
     def evaluated(self, name):
         pass
+
+    def vector_call(self, eqn, args, idx):
+        return None
 
     def accumulate(self, acc, op, x, dt):
         return f"{acc} {op}= {x}"
@@ -71,8 +77,11 @@ class Printer:
                 elif user_prims.is_elementwise(eqn) and not has_target_rule(eqn.prim,
                                                                             self.target):
                     # its function, compiled for the target (a rule of the target's own,
-                    # e.g. a vectorisable special function, wins)
-                    expr, ruled = user_prims.scalar_call(self.em, eqn, args, self.target), False
+                    # e.g. a vectorisable special function, wins; so does the vector
+                    # polynomial a large CPU loop calls)
+                    expr = (self.vector_call(eqn, args, idx)
+                            or user_prims.scalar_call(self.em, eqn, args, self.target))
+                    ruled = False
                 else:
                     expr, ruled = self.value(eqn, args, idx), True
                 out = self.name(eqn.outvars[0])

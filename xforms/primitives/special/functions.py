@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .erf_inv_poly import erf_inv_composite, erf_inv_numpy
+from .erfcx_poly import erfcx_composite
 from .igamma_grad import igamma_grad_a as _igamma_grad_a_scalar
 
 from ...core.facts import math_names
@@ -69,17 +70,19 @@ def _sp(fn):
     return impl
 
 
-def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0, kernel=False):
+def _prim(name, fn, nargs=1, scalar=None, math=None, cost=40.0, kernel=False, vec=None):
     """An elementwise primitive: lowered through its libm name (`math`, a lowering fact)
     or else through the scalar function `scalar` of xforms/kernels/libm/special.py, of about
-    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured).  With
+    `cost` ns per element (xforms/kernels/cpu/loop_cost.py; digamma 38 measured); `vec`:
+    the branch-free function of xforms/kernels/libm/vecmath a CPU loop of 64+ elements calls
+    instead (as exp's `vm_exp`; both CPU paths, the same bits).  With
     `kernel`, an un-jitted call on float arrays runs `jit`'s loop once it is compiled
     (xforms/core/eager/kernels.py): where that beats scipy's ufunc (see below)."""
     ek = "f" if kernel else None
     if math is not None:
         return define(name, _sp(fn), nargs, accept=_real, math=math_names(math, cmath=None),
                       eager_kernel=ek)
-    p = define(name, _sp(fn), nargs, accept=_real, cost=cost, eager_kernel=ek)
+    p = define(name, _sp(fn), nargs, accept=_real, cost=cost, eager_kernel=ek, vec=vec)
     SCALAR_IMPLS[p] = scalar or name
     return p
 
@@ -110,8 +113,10 @@ def _lgamma(x):
 # digamma 21 / 20 -> 16 / 15, erf and erfc 20 -> 17 (on [-3, 3]; 5.5 on [0, 1]), zeta
 # 286 / 329 -> 244 / 242, igamma(c) 137-186 -> 125-135, bessel_iv 466 -> 113-119,
 # bessel_ive 265 -> 112-132; at 10^5, igamma_grad_a (np.vectorize) 906 / 1119 -> 27 / 25,
-# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87), betainc (148-205 -> 263), bessel_i0e /
-# i1e (34-42 -> 66-70), bessel_yn (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
+# bessel_jn 33 -> 10.  Not erfc_inv (15 -> 87 with session 33's scalar erfcinv; session
+# 34's vectorised vm_erfcinv not measured as an eager kernel: un-jitted ndtri, scipy's, is
+# under JAX's), betainc (148-205 -> 263), bessel_i0e / i1e (34-42 -> 66-70), bessel_yn
+# (10^5: 3.5-5.2 -> 13): scipy's code is faster there.
 lgamma_p = _prim("lgamma", _lgamma, math="lgamma", kernel=True)
 def _digamma(x):
     """scipy's psi, but NaN at 0 as at the other poles (JAX's; scipy gives -inf there)."""
@@ -184,8 +189,35 @@ defjvp(zeta_p, _no_grad("zeta", "s"),
 
 # ---- error functions -------------------------------------------------------------------------
 erf_p = _prim("erf", "erf", math="erf", kernel=True)
-erfc_p = _prim("erfc", "erfc", math="erfc", kernel=True)
-erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv")
+def erfc_numpy(x):
+    """scipy's erfc, but erfcx(x) exp(-x^2) from x = 2 on, the square split exactly (x = h
+    + l, h of 24 bits: exp(-h^2) exp(-(2h + l) l)): scipy's rounds x^2 inside its exp, up to
+    5.7e-14 relative off on [5, 26] (as JAX's), where libm's erfc -- the compiled tier's, which
+    un-jitted calls take once it is built -- is within 1.2 ulp and this within 2.7.  So an
+    un-jitted erfc no longer moves by up to 250 ulp when its kernel arrives.
+
+        >>> erfc_numpy(np.array([10.0]))        # 2.088487583762545e-45 (libm's bits)
+    """
+    sp = _scipy_special()
+    x = np.asarray(x)
+    xd = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        out = np.array(sp.erfc(xd), ndmin=1)
+        far = np.array((xd >= 2.0) & (xd < 30.0), ndmin=1)     # (libm's 0 from 27.3 on)
+        if far.any():
+            a = np.array(xd, ndmin=1)[far]
+            h = a.astype(np.float32).astype(np.float64)
+            low = a - h
+            out[far] = sp.erfcx(a) * np.exp(-h * h) * np.exp(-(2.0 * h + low) * low)
+    out = out.reshape(x.shape)
+    return out.astype(x.dtype) if x.dtype.kind == "f" else out
+
+
+erfc_p = _prim("erfc", erfc_numpy, math="erfc", kernel=True)
+# erfc_inv's loops of 64+ elements call vm_erfcinv (vecmath/erfcinv.py: branch-free, Giles'
+# polynomials, the loop vectorises; jitted ndtri was ~3x JAX, issue #37), smaller ones and
+# CUDA the scalar erfcinv, the same polynomials through libm's log
+erfc_inv_p = _prim("erfc_inv", "erfcinv", scalar="erfcinv", cost=12.0, vec="vm_erfcinv")
 
 
 def _erf_inv_impl(x):
@@ -209,8 +241,29 @@ erf_inv_p = define("erf_inv", _erf_inv_impl, accept=_real, inline=_erf_inv_inlin
                    eager_ns=75.0, eager_kernel="f")
 
 
+def _erfcx_inline(eqn):
+    """erfcx's lowering: erfcx_poly's one-pass composite (the operations
+    xforms.scipy.special.erfcx composed before it was a primitive: jit's bits), inlined."""
+    from ...transforms.tracing import trace_cached
+    avals = [v.aval for v in eqn.invars]
+    closed, _ = trace_cached((erfcx_p, tuple(avals)),
+                             lambda x: [erfcx_composite(x, erfc)], avals)
+    return closed
+
+
+# erfcx: un-jitted, scipy.special.erfcx (one C call: 25 ms at 10^6 float64 against JAX's 37,
+# where the composite's ~35 NumPy passes took 72-82, issue #37); compiled, the composite
+# inlined into the loop (its libm erfc beside the exp polynomials: the loop vectorises)
+erfcx_p = define("erfcx", _sp("erfcx"), accept=_real, inline=_erfcx_inline, eager_ns=25.0)
+
+
 def erf(x):
     return erf_p.bind(x)
+
+
+def erfcx(x):
+    """exp(x^2) erfc(x), accurate where erfc underflows; inf where exp(x^2) overflows."""
+    return erfcx_p.bind(x)
 
 
 def erfc(x):
@@ -233,6 +286,8 @@ def _gauss(x, c):
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 defjvp(erf_p, lambda t, ans, x: ew.mul(t, _gauss(x, _TWO_OVER_SQRT_PI)))
 defjvp(erfc_p, lambda t, ans, x: ew.mul(t, _gauss(x, -_TWO_OVER_SQRT_PI)))
+defjvp(erfcx_p, lambda t, ans, x: ew.mul(t, ew.sub(ew.mul(_c(2.0, x), ew.mul(x, ans)),
+                                                  _c(_TWO_OVER_SQRT_PI, x))))
 # (erf^-1)'(y) = 1 / erf'(x) = sqrt(pi)/2 exp(x^2) at x = erf^-1(y)
 defjvp(erf_inv_p, lambda t, ans, y: ew.mul(t, ew.mul(_c(math.sqrt(math.pi) / 2, ans),
                                                      ew.exp(ew.mul(ans, ans)))))

@@ -75,39 +75,6 @@ def log_ndtr(x):
     return xnp.where(tail, asym, mid)
 
 
-_SQRT_PI = math.sqrt(math.pi)
-
-
-def _erfcx_pos(x):
-    """exp(x^2) erfc(x) for x >= 0: the product below the point where erfc underflows
-    (exp(x^2) from an exact square xh^2 and a small correction), Laplace's continued
-    fraction 1/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))) above it: five levels
-    (float64, x >= 26) or three (float32, x >= 9) are within rounding of scipy there.
-    Un-jitted, each operation is one pass over the array (issue #37: 28 passes, not 46;
-    the asymptotic series took 22 of them, the fraction takes 12)."""
-    f64 = aval(x).dtype == np.float64
-    big, grid, levels = (26.0, 4096.0, 5) if f64 else (9.0, 64.0, 3)
-    below = x < big
-    small = xnp.where(below, x, 0.0)
-    xh = xnp.floor(small * grid) / grid          # few enough bits that xh^2 is exact
-    e = xnp.exp(xh * xh) * xnp.exp((small - xh) * (small + xh))
-    near = e * ps.erfc(small)
-    large = xnp.where(below, big, x)
-    t = large
-    for k in range(levels, 0, -1):
-        t = large + (0.5 * k) / t
-    return xnp.where(below, near, 1.0 / (t * _SQRT_PI))
-
-
-@custom_jvp
-def _erfcx(x):
-    neg = x < 0
-    pos = _erfcx_pos(xnp.abs(x))
-    with np.errstate(over="ignore"):
-        return xnp.where(neg, 2.0 * xnp.exp(x * x) - pos, pos)
-
-
-_erfcx.defjvps(lambda t, ans, x: (2.0 * x * ans - 2.0 / _SQRT_PI) * t)
 
 
 @returns_arrays
@@ -120,7 +87,7 @@ def erfcx(x):
     (x,) = float_operands(x, name="erfcx")
     if xnp.iscomplexobj(x):        # erfcx(z) = w(iz), as JAX's
         return wofz(lax.complex(-xnp.imag(x), xnp.real(x)))
-    return _erfcx(x)
+    return ps.erfcx(x)          # (scipy's un-jitted; one-pass composite compiled: functions.py)
 
 
 # ---- Owen's T ----------------------------------------------------------------------------------

@@ -479,8 +479,10 @@ class Loops(Expressions):
                 complexes.emit(self, stmt)
             elif integers.takes(stmt.eqn):        # (int32 scalars: integers.py)
                 integers.emit(self, stmt)
-            elif special.takes(stmt.eqn):         # (digamma, zeta, ...: special.py)
-                special.emit(self, stmt)
+            elif special.takes(stmt.eqn) and not (self.vector_math
+                                                  and stmt.eqn.prim in VECMATH):
+                special.emit(self, stmt)   # (digamma, zeta, ...: special.py; erfc_inv in a
+                                           # vector loop: vm_erfcinv, as the Numba path's)
             else:
                 self._eqn(stmt.eqn)
         elif isinstance(stmt, Store) and not stmt.var.aval.shape:  # (a predicate, an index too)

@@ -112,6 +112,14 @@ class CpuPrinter(Printer):
         self._trig = ctx.guard           # a bounded trig function: flag its nans
         return expr
 
+    def vector_call(self, eqn, args, idx):
+        """`np.<dtype>(vm_f(a))` where this loop calls vector math for `eqn`'s primitive
+        (CpuCtx.vector_fn: 64+ elements, its `vec` fact), else None."""
+        name = CpuCtx(self.em, eqn, self.size, idx).vector_fn(eqn.prim)
+        if name is None or len(args) != 1:
+            return None
+        return f"np.{np.dtype(eqn.outvars[0].aval.dtype).name}({name}({args[0]}))"
+
     def evaluated(self, name):
         if self._trig:
             self.line(f"{self.guard} |= {name} != {name}")

@@ -160,7 +160,7 @@ shifter rounding and the leaner tanh, at 256 bits: float64 tanh 1.50, exp 1.21.
 """
 import sys
 
-from . import base, explog, f32, roots, trig
+from . import base, erfcinv, explog, f32, roots, trig
 from ..names import (PUBLIC_FUNCTIONS, TRIG_BOUNDED, VECMATH, VECMATH_BOUNDED,  # noqa: F401
                      VECMATH_F32, VECMATH_TRIG_EXACT)
 from .f32 import ERROR_BOUNDS_ULP_F32, TRIG_MAX_ARG_F32
@@ -184,6 +184,7 @@ __all__ = [
     "vm_cos",
     "vm_cos_bounded",
     "vm_cosh",
+    "vm_erfcinv",
     "vm_exp",
     "vm_expm1",
     "vm_log",
@@ -197,6 +198,7 @@ __all__ = [
     "vm_tanh",
     "vmf_cos",
     "vmf_cos_bounded",
+    "vmf_erfcinv",
     "vmf_exp",
     "vmf_log",
     "vmf_sin",
@@ -259,7 +261,7 @@ def rebuild_with(decorator):
     return jit.rebuild_with(decorator, _MODULES)
 
 
-_MODULES = (base, trig, f32, explog, roots, sys.modules[__name__])
+_MODULES = (base, trig, f32, explog, roots, erfcinv, sys.modules[__name__])
 
 
 def __getattr__(name):

@@ -5,7 +5,8 @@ tiny typed LLVM intrinsics, each zero or one instruction, that LLVM's loop vecto
 into packed code, each written once against a types namespace (`Intrinsic`).
 
 float64: ``as_bits``/``from_bits`` (bitcast), ``like`` (round to the argument's float
-type), ``div`` (bare fdiv: no ZeroDivisionError branch), ``mad`` (llvm.fmuladd),
+type), ``div`` (bare fdiv: no ZeroDivisionError branch), ``mad`` (llvm.fmuladd), ``fsqrt``
+(llvm.sqrt),
 ``pow2_shifted(t)`` (2**k from t = k + SHIFTER, the shifter rounding of the exp family).
 float32 (``*f``): ``madf``, ``divf``, ``rintf`` (round half even), ``absf``,
 ``copysignf``, ``pow2f(k)`` (2**k from an integral float32), ``bitf(k, b)`` (bit b of
@@ -181,6 +182,23 @@ def mad(T, a, b, c):
     return sig, codegen
 
 
+@_intrinsic
+def fsqrt(T, x):
+    """The IEEE square root of a float64 (llvm.sqrt.f64: one instruction, vectorised; no
+    domain check, sqrt of a negative is nan)."""
+    if not isinstance(x, (T.Float, T.Integer)):
+        return None
+    sig = T.float64(x)
+
+    def codegen(context, builder, sig, args):
+        (v,) = _f64_args(T, context, builder, sig, args)
+        dbl = llvmir.DoubleType()
+        fn = _get_or_insert(builder.module, llvmir.FunctionType(dbl, [dbl]), "llvm.sqrt.f64")
+        return builder.call(fn, [v])
+
+    return sig, codegen
+
+
 #: 1.5 * 2**52: ``fl(y + SHIFTER) - SHIFTER`` is y rounded to the nearest integer (ties to
 #: even) for |y| < 2**51, and the bits of ``t = fl(y + SHIFTER)`` are SHIFTER_BITS + k:
 #: two additions instead of floor, float->int and int->float conversions.
@@ -268,6 +286,7 @@ def _unary_f32(llvm_name):
 
 rintf = _unary_f32("llvm.rint.f32")      # round to nearest, ties to even
 absf = _unary_f32("llvm.fabs.f32")
+fsqrtf = _unary_f32("llvm.sqrt.f32")   # (no domain check: nan below 0)
 
 
 @_intrinsic
