@@ -276,3 +276,18 @@ def test_gammainc_and_gammaincc_in_one_program_and_in_turn():
         for got, want in ((p, ss.gammainc(a_, x_)), (q, ss.gammaincc(a_, x_)),
                           (q2, ss.gammaincc(a_, x_))):
             np.testing.assert_allclose(got, want, rtol=2e-5 if dt == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["erf_inv", "erfc_inv", "ndtri"])
+def test_inverse_error_functions_vectorised_are_the_numba_kernels(name, dt):
+    """Session 34 made erfcinv branch-free so loops of 64+ elements vectorise: in such a loop
+    (and its scalar tail) both compiled paths give the same bits, edges included."""
+    f = {"erf_inv": lax.erf_inv, "erfc_inv": lambda x: xsp.erfcinv(x),
+         "ndtri": lambda x: xsp.ndtri(x)}[name]
+    lo, hi = (-1.0, 1.0) if name == "erf_inv" else (0.0, 2.0) if name == "erfc_inv" else (0., 1.)
+    edges = [lo, hi, np.nextafter(lo, hi), np.nextafter(hi, lo), (lo + hi) / 2, 1e-300,
+             1e-30, 1e-8, 0.9999999, np.nan, lo - 0.5, hi + 0.5, np.inf, -np.inf]
+    x = np.concatenate([np.linspace(lo, hi, 181), RNG.uniform(lo, hi, 64), edges]).astype(dt)
+    got, want = _both_n(lambda x: f(x) * 2.0, x)
+    assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
