@@ -128,10 +128,10 @@ def _rewrite(e, zeros, in_loop=None):
         if moved is not None:
             before.append(moved)
     # products first: a sum then moves out only where a moved product stacks its operand
-    for kind in (dot_general_p, reduce_sum_p):
+    for sums in (False, True):
         while True:
             moved = next((m for c in list(s.carry)
-                          for m in [_accumulated(s, c, zeros, kind, in_loop)] if m), None)
+                          for m in [_accumulated(s, c, zeros, sums, in_loop)] if m), None)
             if moved is None:
                 break
             after.extend(moved)
@@ -171,11 +171,11 @@ def _stacked_input(s, b, const_of, in_loop=None):
                b.source_info)
 
 
-def _accumulated(s, c, zeros, kind, in_loop=None):
-    """Carry `c` updated only by `acc + a_t . b_t` or `acc + sum(b_t)` (`kind`: dot_general
-    or reduce_sum) -> [the product over the steps, acc0 + it] after the loop ([the
-    product] where acc0 is in `zeros`), the carry gone; None where it does not apply or
-    the product stays in the loop (`_stays`)."""
+def _accumulated(s, c, zeros, sums, in_loop=None):
+    """Carry `c` updated only by `acc + a_t . b_t` or, with `sums`, `acc + sum(b_t)` -> [the
+    product over the steps, acc0 + it] after the loop ([the product] where acc0 is in
+    `zeros`), the carry gone; None where it does not apply or the product stays in the
+    loop (`_stays`)."""
     acc, init, out, final = c
     add = s.producer(out)
     if add is None or add.prim is not add_p or acc not in add.invars or s.uses(acc) != 1 \
@@ -183,8 +183,8 @@ def _accumulated(s, c, zeros, kind, in_loop=None):
         return None
     term = add.invars[1] if add.invars[0] is acc else add.invars[0]
     prod = s.producer(term) if isinstance(term, Var) else None
-    if prod is None or prod.prim is not kind or s.uses(term) != 1 or not _summable(prod) \
-            or _stays(s, prod, in_loop):
+    if prod is None or (prod.prim is reduce_sum_p) != sums or s.uses(term) != 1 \
+            or not _summable(prod) or _stays(s, prod, in_loop):
         return None
     ys_before = len(s.ys)
     operands = [s.stacked(a) for a in prod.invars]
