@@ -58,15 +58,18 @@ def test_weight_gradients_are_one_product_after_the_reverse_loop():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("b, i, j", [(3, 2, 4), (8, 16, 32)])
-@pytest.mark.parametrize("in_loop", [False, True])
-def test_reverse_scan_accumulation_matches_numpy(monkeypatch, b, i, j, in_loop):
+@pytest.mark.parametrize("b, i, j, in_loop, numba", [
+    (3, 2, 4, False, False), (3, 2, 4, True, False), (8, 16, 32, False, False),
+    (8, 16, 32, True, False), (8, 16, 32, True, True)])
+def test_reverse_scan_accumulation_matches_numpy(monkeypatch, b, i, j, in_loop, numba):
     """acc + x_t^T y_t and acc + sum(y_t) over a reverse scan, and the input product x_t @ m
     of all steps before it, against NumPy's sums: the products moved out of the loop, or
     kept in it (the CPU backend's choice, `nest_ir.step_in_loop`, forced here; at (8, 16,
-    32) an AVX-512 host runs them as small_mm's nest, C += x_t^T y_t)."""
+    32) an AVX-512 host runs them as small_mm's nest, C += x_t^T y_t), on the direct LLVM
+    path or Numba's."""
     from xforms.kernels.runtime.products import nest_ir
     monkeypatch.setattr(nest_ir, "step_in_loop", lambda *sizes: in_loop)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0" if numba else "1")
     xs, ws, m = RNG.standard_normal((6, b, i)), RNG.standard_normal((6, b, j)), \
         RNG.standard_normal((i, j))
 
