@@ -58,11 +58,20 @@ def test_weight_gradients_are_one_product_after_the_reverse_loop():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
-def test_reverse_scan_accumulation_matches_numpy():
+@pytest.mark.parametrize("b, i, j, in_loop, numba", [
+    (3, 2, 4, False, False), (3, 2, 4, True, False), (8, 16, 32, False, False),
+    (8, 16, 32, True, False), (8, 16, 32, True, True)])
+def test_reverse_scan_accumulation_matches_numpy(monkeypatch, b, i, j, in_loop, numba):
     """acc + x_t^T y_t and acc + sum(y_t) over a reverse scan, and the input product x_t @ m
-    of all steps before it, against NumPy's sums."""
-    xs, ws, m = RNG.standard_normal((6, 3, 2)), RNG.standard_normal((6, 3, 4)), \
-        RNG.standard_normal((2, 4))
+    of all steps before it, against NumPy's sums: the products moved out of the loop, or
+    kept in it (the CPU backend's choice, `nest_ir.step_in_loop`, forced here; at (8, 16,
+    32) an AVX-512 host runs them as small_mm's nest, C += x_t^T y_t), on the direct LLVM
+    path or Numba's."""
+    from xforms.kernels.runtime.products import nest_ir
+    monkeypatch.setattr(nest_ir, "step_in_loop", lambda *sizes: in_loop)
+    monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0" if numba else "1")
+    xs, ws, m = RNG.standard_normal((6, b, i)), RNG.standard_normal((6, b, j)), \
+        RNG.standard_normal((i, j))
 
     def f(a0, s0, xs, ws, m):
         def step(c, xw):
@@ -70,17 +79,52 @@ def test_reverse_scan_accumulation_matches_numpy():
             x, w = xw
             y = xnp.tanh(w + h + x @ m)
             return (acc + x.T @ y, s + xnp.sum(y, axis=0), y), None
-        return lax.scan(step, (a0, s0, xnp.zeros((3, 4))), (xs, ws), reverse=True)[0]
-    a0, s0 = RNG.standard_normal((2, 4)), RNG.standard_normal(4)
+        return lax.scan(step, (a0, s0, xnp.zeros((b, j))), (xs, ws), reverse=True)[0]
+    a0, s0 = RNG.standard_normal((i, j)), RNG.standard_normal(j)
     acc, s, _ = xf.jit(f, tiered=False)(a0, s0, xs, ws, m)
-    h, ys = np.zeros((3, 4)), np.zeros((6, 3, 4))
+    h, ys = np.zeros((b, j)), np.zeros((6, b, j))
     for t in reversed(range(6)):
         h = ys[t] = np.tanh(ws[t] + h + xs[t] @ m)
     np.testing.assert_allclose(acc, a0 + np.einsum("tbi,tbj->ij", xs, ys), rtol=1e-12)
     np.testing.assert_allclose(s, s0 + ys.sum((0, 1)), rtol=1e-12)
     src = xf.jit(f, tiered=False).lower(a0, s0, xs, ws, m).as_text()
     (body,) = loops(src).values()
-    assert products(body) == 0, body
+    assert products(body) == 2 * in_loop, body      # x_t @ m and x_t^T @ y_t, or neither
+
+
+def test_the_cpu_keeps_the_step_products_its_nest_takes():
+    """The CPU backend's choice (nest_ir.step_in_loop): an LSTM step's products on an
+    AVX-512 host where small_mm's rule takes them; never an integer product or one whose
+    columns are no whole number of vectors.  At such sizes the LSTM gradient's loops keep
+    their products: 2 in the forward sweep (x_t @ wx, h @ wh), 3 in the reverse one."""
+    from xforms.kernels.runtime.products import nest_ir
+    f32 = np.dtype(np.float32)
+    assert not nest_ir.step_in_loop(128, 20, 32, f32)
+    assert not nest_ir.step_in_loop(128, 512, 32, np.dtype(np.int32))
+    assert nest_ir.step_in_loop(128, 512, 32, f32) == nest_ir.host_available()
+    if not nest_ir.step_in_loop(16, 64, 8, f32):
+        pytest.skip("small_mm's nest needs an AVX-512 host")
+    params, xs = cliffs.lstm_data(3, steps=4, batch=8, inputs=16, hidden=16)
+    g = xf.jit(xf.grad(lstm), tiered=False)
+    fwd, rev = loops(g.lower(params, xs).as_text()).values()
+    assert products(fwd) == 2 and products(rev) == 3, (fwd, rev)
+
+
+def test_products_kept_in_the_loop_keep_their_sums():
+    """Accumulated products the caller keeps in the loop (the CPU backend: those small_mm's
+    nest takes one step at a time) stay there, and so does the bias's sum of the
+    cotangents they read: nothing else stacks those; where one product moves out, the
+    sum moves with it (it reads the stacked cotangents)."""
+    j = xf.make_jaxpr(xf.grad(lstm))(PARAMS, XS)
+    for keep, moved in [(lambda *sizes: True, []),
+                        (lambda m, n, k, dtype, tb: m == H, ["dot_general", "reduce_sum"])]:
+        p = prepare(j, keep)
+        rev = [e for e in p.jaxpr.eqns if e.prim.name == "scan"][-1]
+        after = prims(p)[p.jaxpr.eqns.index(rev) + 1:]
+        assert sorted(after) == moved, after
+        body = prims(rev.params["jaxpr"])
+        assert body.count("dot_general") == 3 - moved.count("dot_general") and \
+            body.count("reduce_sum") == 1 - moved.count("reduce_sum"), body
 
 
 def test_zero_accumulators_are_the_products_themselves():

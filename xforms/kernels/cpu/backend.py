@@ -31,7 +31,7 @@ from xforms.exec import tiered as _tiered
 from xforms.exec.tiered import step, warn
 
 from ..runtime import threads as runtime_threads
-from ..runtime.products import blas_threads
+from ..runtime.products import blas_threads, nest_ir
 from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
 from .llvm import (engine as llvm_engine, loops as llvm_loops, scalar as llvm_scalar,
@@ -289,7 +289,7 @@ def _prepare(closed, options, symbolic=True):
     label = options.get("name") or "a jitted function"
     # prepared once: scalarisation re-traces a prepared program into a prepared one, and
     # the symbolic copy only renames sizes
-    prepared = prepare(closed)
+    prepared = prepare(closed, nest_ir.step_in_loop)
     sym, symbols = _symbolic(prepared) if symbolic else (prepared, SymbolTable([]))
     plan = plan_program(scalarize(sym), prepared=True, products=config.product_blocks(),
                         rows=True)

@@ -15,7 +15,8 @@
    transpose of `split`), then removes dead equations;
 4. moves the loop-invariant equations of scan and for_loop bodies before the loop
    (licm.py), then a scan's products of scanned inputs with loop constants before it and
-   its products accumulated in a carry after it, as one product over all steps, and the
+   its products accumulated in a carry after it, as one product over all steps (but for
+   those the caller keeps in the loop), and the
    elementwise maps of its stacked inputs into its body (scan_products.py).
 Sub-jaxprs of control flow are prepared when they are planned.
 """
@@ -43,8 +44,10 @@ def _expand(eqn):
     return facts.inline(eqn) if facts.inline is not None else None
 
 
-def prepare(closed):
-    """-> ClosedJaxpr ready for fusion planning."""
+def prepare(closed, step_product_in_loop=None):
+    """-> ClosedJaxpr ready for fusion planning; `step_product_in_loop(m, n, k, dtype, tb)`:
+    which accumulated products of one scan step stay in the loop (scan_products.py
+    `hoist_step_products`'s `in_loop`; the CPU backend's, None: all move out)."""
     constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
 
     def hoist(v, c):
@@ -60,7 +63,8 @@ def prepare(closed):
     carried = _scan_carries(jaxpr)      # (only these can be a zero accumulator: a constant
     # is read whole to tell, 10-50 ms for a large one, in every compile)
     jaxpr = hoist_step_products(jaxpr, [v for v, c in zip(constvars, consts)
-                                        if v in carried and _all_zero(c)])
+                                        if v in carried and _all_zero(c)],
+                                step_product_in_loop)
     jaxpr = sink_stacked_maps(jaxpr)
     used = {a for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)}
     used |= {a for a in jaxpr.outvars if isinstance(a, Var)}

@@ -13,7 +13,10 @@ Two rewrites of a scan equation, both moving work out of the loop into one large
   or emitted too).  The weight gradients of a scan's reverse sweep, dW = sum_t x_t^T g_t
   = X^T G, one product after the loop instead of one per step plus an add of the
   accumulator.  Where acc0 is zeros (a gradient's accumulators start so) the product is
-  the result: no add pass over it, and the product writes the result's buffer.
+  the result: no add pass over it, and the product writes the result's buffer.  The CPU
+  backend keeps in the loop the products small_mm's nest takes per step (`in_loop`): in
+  cache, they beat the stacked operands and BLAS's packing of them (`_stays`); so it
+  does the input projections the nest takes.
 
 A third rewrite moves work into the loop instead:
 
@@ -45,16 +48,20 @@ from .fusion_classes import ELEMENTWISE
 MAX_STACKED = 1 << 24        # elements of a hoisted stacked product (64 MiB of float32)
 
 
-def hoist_step_products(jaxpr, zeros=()):
+def hoist_step_products(jaxpr, zeros=(), in_loop=None):
     """-> `jaxpr` with each top-level scan's stacked-input and accumulated products moved out
-    of the loop (module docstring); `zeros`: its constvars known to hold zeros only."""
+    of the loop (module docstring); `zeros`: its constvars known to hold zeros only.
+    `in_loop(m, n, k, dtype, tb)`: whether a product of one step of those sizes stays in
+    the loop (the CPU backend's: where small_mm's nest takes it), and with it a sum
+    accumulated over a per-step value that nothing else stacks (None: every one moves
+    out; `_stays`)."""
     eqns, zeros = [], set(zeros)
     for e in jaxpr.eqns:
         if _zeros(e):
             zeros.add(e.outvars[0])
         if e.prim is scan_p and not e.params["jaxpr"].consts \
                 and not e.params["jaxpr"].jaxpr.constvars:
-            eqns.extend(_rewrite(e, zeros))
+            eqns.extend(_rewrite(e, zeros, in_loop))
         else:
             eqns.append(e)
     return Jaxpr(jaxpr.constvars, jaxpr.invars, eqns, jaxpr.outvars)
@@ -113,19 +120,21 @@ def _zeros(e):
     return isinstance(x, Literal) and x.val == 0
 
 
-def _rewrite(e, zeros):
+def _rewrite(e, zeros, in_loop=None):
     s, before, after = _Scan(e), [], []
     const_of = {v: outer for v, outer in s.consts}
     for b in list(s.eqns):
-        moved = _stacked_input(s, b, const_of)
+        moved = _stacked_input(s, b, const_of, in_loop)
         if moved is not None:
             before.append(moved)
-    while True:
-        moved = next((m for c in list(s.carry) for m in [_accumulated(s, c, zeros)] if m),
-                     None)
-        if moved is None:
-            break
-        after.extend(moved)
+    # products first: a sum then moves out only where a moved product stacks its operand
+    for sums in (False, True):
+        while True:
+            moved = next((m for c in list(s.carry)
+                          for m in [_accumulated(s, c, zeros, sums, in_loop)] if m), None)
+            if moved is None:
+                break
+            after.extend(moved)
     if not before and not after:
         return [e]
     return before + [s.eqn()] + after
@@ -141,10 +150,12 @@ def _dims(params):
     return lc, rc, lb or rb
 
 
-def _stacked_input(s, b, const_of):
+def _stacked_input(s, b, const_of, in_loop=None):
     """Body product `x_t . W` (x_t an xs, W a const, no batch axes) -> the outer product over
-    every step, its result read by the body as a new xs; None where it does not apply."""
-    if b.prim is not dot_general_p or any(isinstance(a, Literal) for a in b.invars):
+    every step, its result read by the body as a new xs; None where it does not apply or
+    `in_loop` keeps one step's product in the loop (`_stays`)."""
+    if b.prim is not dot_general_p or any(isinstance(a, Literal) for a in b.invars) \
+            or _stays(s, b, in_loop):
         return None
     lc, rc, batch = _dims(b.params)
     x, w = b.invars
@@ -160,10 +171,11 @@ def _stacked_input(s, b, const_of):
                b.source_info)
 
 
-def _accumulated(s, c, zeros):
-    """Carry `c` updated only by `acc + a_t . b_t` or `acc + sum(b_t)` -> [the product over
-    the steps, acc0 + it] after the loop ([the product] where acc0 is in `zeros`), the
-    carry gone; None where it does not apply."""
+def _accumulated(s, c, zeros, sums, in_loop=None):
+    """Carry `c` updated only by `acc + a_t . b_t` or, with `sums`, `acc + sum(b_t)` -> [the
+    product over the steps, acc0 + it] after the loop ([the product] where acc0 is in
+    `zeros`), the carry gone; None where it does not apply or the product stays in the
+    loop (`_stays`)."""
     acc, init, out, final = c
     add = s.producer(out)
     if add is None or add.prim is not add_p or acc not in add.invars or s.uses(acc) != 1 \
@@ -171,7 +183,8 @@ def _accumulated(s, c, zeros):
         return None
     term = add.invars[1] if add.invars[0] is acc else add.invars[0]
     prod = s.producer(term) if isinstance(term, Var) else None
-    if prod is None or s.uses(term) != 1 or not _summable(prod):
+    if prod is None or (prod.prim is reduce_sum_p) != sums or s.uses(term) != 1 \
+            or not _summable(prod) or _stays(s, prod, in_loop):
         return None
     ys_before = len(s.ys)
     operands = [s.stacked(a) for a in prod.invars]
@@ -186,6 +199,40 @@ def _accumulated(s, c, zeros):
     total = Var(term.aval)
     return [Eqn(prod.prim, operands, [total], _over_steps(prod), prod.source_info),
             Eqn(add.prim, [init, total], [final], add.params, add.source_info)]
+
+
+def _stays(s, prod, in_loop):
+    """Whether product `prod` of scan `s` (an input projection or an accumulated one) stays
+    in the loop: a product of 2-D operands whose one step `in_loop` takes, or a sum of a
+    per-step value that no xs or ys already holds for every step (moved out, the sum
+    would stack it: a write and a read of (steps x ...) for the same adds).
+
+    Why (issue #37, session 34): on the AVX-512 Xeon VM small_mm's nest, one step at a time
+    in cache, beat the stacked operands and one product over the steps: the LSTM
+    gradient's weight gradients (per step 128x32 @ 32x512, C += ...) against the stacked
+    (100 x 32 x 512) cotangents that BLAS packed twice, its input projection (32x32 @
+    32x512) against a (3200 x 512) product that BLAS first zeroed.  CPU ms a call, fresh
+    processes, one thread, load 20-23, before -> after: gradient 34.4 / 24.4 / 31.0 ->
+    15.2 / 17.9 / 16.0, forward 7.9 / 9.8 / 6.3 -> 4.3 / 7.8 / 5.5."""
+    if in_loop is None:
+        return False
+    if prod.prim is reduce_sum_p:
+        x = prod.invars[0]
+        return not any(v is x for v, _ in s.xs + s.ys)
+    sizes = _step_sizes(prod)
+    return sizes is not None and bool(in_loop(*sizes))
+
+
+def _step_sizes(prod):
+    """(m, n, k, dtype, tb) of product `prod` of 2-D operands contracting one axis each
+    (C = op(A) @ op(B), B read transposed where `tb`), else None."""
+    a, b = prod.invars
+    lc, rc, batch = _dims(prod.params)
+    if batch or a.aval.ndim != 2 or b.aval.ndim != 2 or len(lc) != 1 \
+            or a.aval.dtype != b.aval.dtype:
+        return None
+    k = a.aval.shape[lc[0]]
+    return (a.aval.shape[1 - lc[0]], b.aval.shape[1 - rc[0]], k, a.aval.dtype, rc[0] == 1)
 
 
 def _summable(prod):

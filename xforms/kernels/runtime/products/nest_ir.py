@@ -100,6 +100,21 @@ def rule(m, n, k, itemsize, tb=False, wide=False):
     return True
 
 
+def step_in_loop(m, n, k, dtype, tb=False):
+    """Whether a scan step's product op(A) @ op(B) -- an input projection `x_t @ W`, or one
+    accumulated over the steps, `acc + ...` -- stays in the loop, where the nest takes it
+    (`rule`; float32 / float64 on an AVX-512 host), rather than moving out as one product
+    over all steps' stacked operands (xforms/kernels/prepare/scan_products.py `_stays`:
+    why, and the measure).
+
+        >>> step_in_loop(128, 512, 32, np.dtype("float32"))   # an LSTM's dW_h, one step
+        True
+    """
+    size = getattr(dtype, "itemsize", 0)
+    return (getattr(dtype, "kind", "") == "f" and size in (4, 8) and host_available()
+            and rule(m, n, k, size, tb, wide=blas_wide()))
+
+
 def blas_wide():
     """Whether the OpenBLAS the products call (SciPy's) runs AVX-512 kernels (its core, as
     it chose it for this CPU or as OPENBLAS_CORETYPE named it: blas_pointers.corename):
