@@ -16,9 +16,11 @@ special_worker.py runs it in a process of its own.  A plan is a sequence of step
   twice (the eager tier builds `jit`'s loop for some of them: xforms/core/eager/kernels.py);
 - `("gc",)`: a garbage collection (frees what cycles held: other ids to be taken again).
 
-Every function of the table appears once in a history (in a drawn order, grouped into
-programs, runs of several programs in one dtype, siblings in one program and in
-consecutive ones), so each one's first translation in the process is in it.
+Every real function of the table appears once in each width in a history, every complex
+one in a drawn width (in drawn orders, grouped into programs, runs of several programs in
+one dtype, siblings in one program and in consecutive ones), each program on the direct
+LLVM path and one in six again on Numba's, so each function's first translation in the
+process is in it.
 
     plan = [("jit", "llvm", 32, ["igamma", "igammac"], 3), ("jit", "numba", 32, ["erfc"], 4)]
     run_plan(plan)          # [] or the failures, each a line
@@ -44,35 +46,42 @@ def _dtype(name, width):
 @st.composite
 def histories(draw, names=None):
     """A plan (see the module docstring) over every function of `names` (all of them by
-    default) in a drawn order."""
+    default) in both widths, each order drawn."""
     names = list(names or FUNCTIONS)
-    order = draw(st.permutations(names), label="order")
-    pairs = draw(st.lists(st.sampled_from(SIBLINGS), max_size=4), label="sibling programs")
-    # a sibling pair also follows its first member's program: consecutive programs
-    split = draw(st.lists(st.sampled_from(SIBLINGS), max_size=3), label="siblings in turn")
-    programs, k = [], 0
-    while k < len(order):
-        size = draw(st.integers(1, 3), label="program size")
-        programs.append(order[k:k + size])
-        k += size
-    for p in pairs:
-        programs.insert(draw(st.integers(0, len(programs))), list(p))
-    for a, b in split:
+    # the real functions in both widths (each width's translations are its own), the
+    # complex ones (translated from text, not from a function: keyed by it) in one each
+    complex_width = {n: draw(st.sampled_from([32, 64]), label=n) for n in names
+                     if FUNCTIONS[n].kind == "c"}
+    left = {w: [n for n in draw(st.permutations(names), label=f"order, width {w}")
+                if complex_width.get(n, w) == w] for w in (32, 64)}
+    programs = []                       # (width, names)
+    while left[32] or left[64]:
+        w = draw(st.sampled_from([w for w in (32, 64) if left[w]]), label="width")
+        for _ in range(draw(st.integers(1, 6), label="programs in a row of this width")):
+            size = draw(st.integers(1, 4), label="program size")
+            programs.append((w, left[w][:size]))
+            del left[w][:size]
+            if not left[w]:
+                break
+    # siblings in one program, and in two programs one after the other
+    for p in draw(st.lists(st.sampled_from(SIBLINGS), max_size=4), label="sibling programs"):
         at = draw(st.integers(0, len(programs)))
-        programs[at:at] = [[a], [b]]
-    plan, width, path, left = [], 32, "llvm", 0
-    for seed, names_ in enumerate(programs):
-        if left == 0:          # a run of 1-4 programs in one dtype (and mostly one path)
-            width = draw(st.sampled_from([32, 64]), label="width")
-            left = draw(st.integers(1, 4), label="run")
-        left -= 1
-        path = draw(st.sampled_from(["llvm", "llvm", "numba"]), label="path")
-        plan.append(("jit", path, width, list(names_), seed))
+        programs.insert(at, (draw(st.sampled_from([32, 64])), list(p)))
+    for a, b in draw(st.lists(st.sampled_from(SIBLINGS), max_size=3), label="in turn"):
+        at, w = draw(st.integers(0, len(programs))), draw(st.sampled_from([32, 64]))
+        programs[at:at] = [(w, [a]), (w, [b])]
+    plan = []
+    for seed, (w, names_) in enumerate(programs):
+        # every program on the direct LLVM path (where the translations are made, each
+        # function's first one in the process among them), one in six then on Numba's
+        plan.append(("jit", "llvm", w, list(names_), seed))
+        if draw(st.integers(0, 5), label="also on Numba's path") == 0:
+            plan.append(("jit", "numba", w, list(names_), seed))
         step = draw(st.sampled_from(["none"] * 6 + ["gc", "eager"]), label="between")
         if step == "gc":
             plan.append(("gc",))
         elif step == "eager":
-            plan.append(("eager", width, draw(st.sampled_from(names)), seed))
+            plan.append(("eager", w, draw(st.sampled_from(names)), seed))
     return plan
 
 
