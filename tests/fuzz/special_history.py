@@ -77,7 +77,7 @@ def histories(draw, names=None):
         plan.append(("jit", "llvm", w, list(names_), seed))
         if draw(st.integers(0, 5), label="also on Numba's path") == 0:
             plan.append(("jit", "numba", w, list(names_), seed))
-        # (a collection frees at once what cycles held; in the one history of 33 that
+        # (a collection frees at once what cycles held; in the one history of 51 that
         # failed on 768a8262^, float64 ive was served iv's translation after one)
         step = draw(st.sampled_from(["none"] * 4 + ["gc", "gc", "eager"]), label="between")
         if step == "gc":
