@@ -1010,3 +1010,48 @@ def test_the_llvm_switch_is_read_per_compile_not_served_from_the_other_path():
     assert again is direct
     x = np.array([0.5, -2.0])
     np.testing.assert_array_equal(numba(x)[0], direct(x)[0])
+
+
+# the special functions' translations made one after another in a fresh process, as the
+# direct LLVM path's emitter makes them for the statements of one loop (each checks that
+# it got its own function: the symbol names it)
+_IN_TURN = """
+import numpy as np, xforms as xf
+from xforms.kernels.cpu.llvm.ops import special
+from xforms.primitives.special.functions import SCALAR_IMPLS
+wrong = []
+for dt in (np.float32, np.float64):
+    eqns = []
+    for prim in SCALAR_IMPLS:
+        if special.scalar_function(prim) is None:
+            continue
+        n = 3 if prim.name == "betainc" else 1 if prim.name in (
+            "digamma", "erfc_inv", "bessel_i0e", "bessel_i1e") else 2
+        j = xf.make_jaxpr(lambda *xs: prim.bind(*xs))(*[np.ones(3, dt)] * n)
+        eqns.append(j.jaxpr.eqns[0])
+    seen = {}
+    for e in eqns:
+        t = special.translated(e)
+        if t is None:
+            continue
+        if special.scalar_function(e.prim).__name__ + "_" not in t.symbol or t.symbol in seen:
+            wrong.append((np.dtype(dt).name, e.prim.name, t.symbol, seen.get(t.symbol)))
+        seen[t.symbol] = e.prim.name
+print(wrong)
+"""
+
+
+def test_special_function_translations_in_turn_are_each_their_own():
+    """Found by the process-history fuzzer (tests/fuzz/special_history.py) on 768a8262^:
+    in one process, float64 `jit` of xsp.ive after a program of xsp.iv (and gc steps)
+    returned iv's values -- session 33's CI failure (float32 gammaincc computed gammainc),
+    in another pair.  ops/special.py passed a temporary {"np": np, "f": fn} to the
+    translator, whose cache keyed it by id(); the next function's dict could take the
+    freed id.  Made in turn, as here, float64 igamma, igammac and igamma_grad_a were
+    served zeta's translation on every run of the old code (3 of 3: the body of every
+    function of two operands is one text, `return np.float64(f(a0, a1))`)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _IN_TURN], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout[-4000:]

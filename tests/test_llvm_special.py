@@ -291,3 +291,33 @@ def test_inverse_error_functions_vectorised_are_the_numba_kernels(name, dt):
     x = np.concatenate([np.linspace(lo, hi, 181), RNG.uniform(lo, hi, 64), edges]).astype(dt)
     got, want = _both_n(lambda x: f(x) * 2.0, x)
     assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes()
+
+def _branches(up):
+    """One factory, two `def f` (no cell tells them apart: only their code)."""
+    if up:
+        def f(a0):
+            return a0 + 1.0
+    else:
+        def f(a0):
+            return a0 - 1.0
+    return f
+
+
+def test_two_functions_of_one_qualified_name_and_no_cells_are_two_functions():
+    """Issue #31's audit: a translation named a called function by module, qualified name
+    and closure cells, so the two `f` of `_branches` got one symbol, and the unit kept one
+    definition for both calls: f(x) * 10 + g(x) computed g(x) * 11.  Their code tells
+    them apart now."""
+    from xforms.kernels.cpu.llvm import python_ir as pi
+    from xforms.kernels.cpu.llvm.python_ir.reader import stable_name
+    inc, dec = _branches(True), _branches(False)
+    assert stable_name(inc) != stable_name(dec)
+    assert stable_name(inc) == stable_name(_branches(True))     # (the same code: one name)
+    t = pi.translate("return f(a0) * 10.0 + g(a0)", [pi.F64], pi.F64, {"f": inc, "g": dec},
+                     {}, name="twins")
+    defs = [x.split("\n")[0] for x in t.texts]
+    assert len(defs) == len(set(defs)) == 3, defs
+    # (run it: the kernel of a program calling both through the special-function path is
+    # the fuzzer's; here the definitions' bodies: one adds, one subtracts)
+    bodies = "\n".join(t.texts)
+    assert "fadd double" in bodies and "fsub double" in bodies

@@ -114,3 +114,26 @@ def test_array_reductions_skip_the_python_ufunc_override():
     assert x.sum(0, None, out) is out and out.tolist() == [4.0, 2.0]
     assert x.max(1, out) is out and out.tolist() == [1.0, 4.0]
     assert x.min(axis=1, out=out) is out and out.tolist() == [-2.0, 3.0]
+
+
+def test_a_ufunc_of_a_numpy_name_is_not_numpys():
+    """Issue #31's audit: NumPy's ufuncs on traced values and on a NumPy scalar beside an
+    Array were looked up by the ufunc's name (`xnp.sin` for any ufunc called `sin`), so a
+    user's `numba.vectorize` function named `sin` computed np.sin under jit (a silent wrong
+    number) and one named `add` added beside a NumPy scalar.  Only NumPy's own ufuncs are
+    looked up by name now; another one runs itself, or says it needs concrete data."""
+    import numba
+
+    @numba.vectorize(["float64(float64)"])
+    def sin(x):
+        return x + 100.0
+
+    @numba.vectorize(["float64(float64, float64)"])
+    def add(x, y):
+        return x * y
+    with pytest.raises(TypeError, match="not NumPy's"):
+        xf.jit(lambda x: sin(x))(np.ones(2))
+    np.testing.assert_array_equal(add(np.float64(3.0), xnp.ones(2) * 2), [6.0, 6.0])
+    # (NumPy's own: xnp's, under jit and beside a NumPy scalar, as before)
+    np.testing.assert_allclose(xf.jit(lambda x: np.sin(x))(np.ones(2)), np.sin(np.ones(2)))
+    assert (np.int32(2) + xnp.ones(2, xnp.float32)).dtype == np.float32

@@ -130,3 +130,40 @@ def test_helpers_run_as_python_without_jit(tmp_path):
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith("RESULT"))
     for name, (err, _) in json.loads(line.split(" ", 1)[1])["out"].items():
         assert err < 1e-12, name
+
+
+def _scaler(k):
+    import numba
+
+    @numba.njit
+    def scale(x):
+        x *= k
+    return scale
+
+
+def test_two_closures_of_one_factory_are_not_called_by_one_symbol():
+    """Issue #31's audit: a helper's symbol is its module and qualified name, which two
+    closures of one factory share; the second closure called by symbol ran the first's
+    code (x *= 3 multiplied by 2).  Such a dispatcher is now called as Numba links it, and
+    `symbol_call` refuses it."""
+    import numba
+    from xforms.kernels.numba_fixes import unlinked
+    twice, thrice = _scaler(2.0), _scaler(3.0)
+    two, three = unlinked.by_symbol(twice), unlinked.by_symbol(thrice)
+
+    @numba.njit
+    def a(x):
+        two(x)
+
+    @numba.njit
+    def b(x):
+        three(x)
+    x, y = np.ones(2), np.ones(2)
+    a(x)
+    b(y)
+    assert x.tolist() == [2.0, 2.0] and y.tolist() == [3.0, 3.0]
+    assert not unlinked.named(twice) and not unlinked.named(thrice)
+    with pytest.raises(TypeError, match="not the function its module"):
+        unlinked.symbol_call(thrice, (numba.float64[:],))
+    from xforms.kernels.runtime import cpu_runtime
+    assert unlinked.named(cpu_runtime.argsort_stable)

@@ -452,3 +452,20 @@ def test_log_loop_carries_no_false_dependency(fname, kernel_width):
         loop(x, np.empty_like(x))
     hot = _hot_vector_loop(loop.inspect_asm(loop.signatures[0]))
     assert hot and not re.search(r"vpternlogd\s+\$(255|0xff)", hot)
+
+
+def test_a_second_function_of_a_taken_name_is_refused():
+    """Issue #31's audit: the vectorisable math is looked up by function name (the Numba
+    clones' namespace, the direct path's translation); a second function registered under
+    a taken name silently replaced the first one's formula.  Now it is an error."""
+    from xforms.kernels.libm.vecmath import base
+
+    def vm_exp(x):            # (vm_exp is explog.py's)
+        return x
+    before = base._PY_FUNCS["vm_exp"]
+    try:
+        with pytest.raises(ValueError, match="vm_exp"):
+            base.vm(vm_exp)
+    finally:
+        base._PY_FUNCS["vm_exp"] = before
+    assert base._PY_FUNCS["vm_exp"] is before

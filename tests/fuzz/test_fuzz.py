@@ -9,6 +9,7 @@ the Hypothesis profile (tests/conftest.py): the default profile is fast; run the
 A failure prints the shrunk program as Python source with its inputs; keep it as a
 regression test in tests/test_fuzz_regressions.py.
 """
+import json
 import os
 import pickle
 import subprocess
@@ -28,6 +29,7 @@ from .jit_groups import check_jit_group
 from .layouts import LAYOUTS
 from .promotion import check_promotion, operator_chains
 from .scalar_programs import check_scalar_tiers, scalar_programs
+from .special_history import histories
 
 # programs at a singular point (a norm of zeros) make NumPy warn about 0/0 eagerly
 pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
@@ -250,6 +252,31 @@ def test_jit_of_transposed_loops_matches_eager(group):
                 min_size=2, max_size=2))
 def test_jit_of_nested_and_while_loops_matches_eager(group):
     check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
+
+
+# ---- process histories of the special functions, each in a process of its own --------------
+# (tests/fuzz/special_history.py): every special function, Bessel function and complex
+# elementwise function jitted in a drawn order -- siblings such as gammainc/gammaincc in one
+# program and in consecutive ones, runs of one dtype, both CPU paths, eager calls and garbage
+# collections between -- each program's values against scipy's or NumPy's ufunc.  A fresh
+# process per history: a per-process cache is filled by the first compile of each function,
+# which in this process an earlier test may have made (session 33's CI failure: jitted
+# float32 gammaincc computed gammainc, depending on what the process had compiled before)
+_SPECIAL_WORKER = os.path.join(os.path.dirname(__file__), "special_worker.py")
+
+
+# (a history costs ~15 CPU s with new kernels, ~5 with the disk cache's: CI's budget runs
+# one; the deep profile 100)
+@settings(max_examples=share(0.034, cap=100))
+@given(histories())
+def test_special_function_histories_in_a_fresh_process(plan):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "plans.json")
+        with open(path, "w") as f:
+            json.dump([plan], f)
+        r = subprocess.run([sys.executable, _SPECIAL_WORKER, path], capture_output=True,
+                           text=True)
+    assert r.returncode == 0, r.stdout[-8000:] + r.stderr[-6000:]
 
 
 # ---- the CUDA backend on Numba's simulator, in a process of its own -------------------------

@@ -438,13 +438,24 @@ Tracer.tolist = lambda self: self._concrete("tolist()").tolist()
 _UFUNC_ALIASES = {"divide": "true_divide", "conjugate": "conj"}
 
 
+def _numpy_name(ufunc):
+    """`ufunc`'s name where it is NumPy's own ufunc of that name, else None: another
+    library's ufunc of a NumPy name (a user's `numba.vectorize` function called `sin`)
+    computes what it says, not np.sin (issue #31's audit: it was served xnp.sin)."""
+    name = getattr(ufunc, "__name__", None)
+    return name if name and getattr(np, name, None) is ufunc else None
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """`np.<ufunc>(..., traced, ...)`: the `xnp` function of the same name, if there is one."""
-    fn = _ufunc_fn(ufunc.__name__)
+    """`np.<ufunc>(..., traced, ...)`: the `xnp` function of the same name, if there is one
+    (NumPy's ufuncs only)."""
+    name = _numpy_name(ufunc)
+    fn = _ufunc_fn(name) if name else None
     if method == "__call__" and not kwargs and fn is not None:
         return fn(*inputs)
     info = source_info.current()
-    what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    what = (f"np.{name}" if name else f"{type(ufunc).__name__} {ufunc.__name__!r} (not "
+            "NumPy's)") + ("" if method == "__call__" else f".{method}")
     raise TypeError(
         f"{what}{' with ' + ', '.join(kwargs) if kwargs else ''} cannot be applied to a traced "
         f"value {self.aval.str_short()}{' at ' + str(info) if info else ''}: NumPy functions "
@@ -479,7 +490,8 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if len(inputs) == 2:
             a, b = inputs
             ta, tb = type(a), type(b)
-            if ta is not tb and (isinstance(a, np.generic) or isinstance(b, np.generic)):
+            if ta is not tb and (isinstance(a, np.generic) or isinstance(b, np.generic)) \
+                    and _numpy_name(ufunc):
                 # (a NumPy scalar with an Array: JAX's result, by the Array's operator)
                 out = _scalar_operator(ufunc.__name__, a, b)
                 if out is not NotImplemented:

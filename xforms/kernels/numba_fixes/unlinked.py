@@ -71,10 +71,29 @@ def bind(module, qualname, argtys):
     return cres, name
 
 
+def named(disp):
+    """Whether dispatcher `disp` is what its module and qualified name reach (directly, or
+    as the module's dispatcher of the function they reach): only then does its symbol name
+    its code alone.  Two closures of one factory share a qualified name, and the second
+    one called by symbol ran the first one's code."""
+    py = disp.py_func
+    try:
+        mod = obj = importlib.import_module(py.__module__)
+        for part in py.__qualname__.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError, TypeError):
+        return False
+    return obj is disp or (obj is py and any(v is disp for v in vars(mod).values()))
+
+
 def symbol_call(disp, argtys):
     """(return type, emit(context, builder, values)) of a call of dispatcher `disp`'s code
-    for `argtys` by its stable symbol."""
+    for `argtys` by its stable symbol (TypeError for one that is not `named`)."""
     py = disp.py_func
+    if not named(disp):
+        raise TypeError(f"{py.__module__}.{py.__qualname__} is not the function its module "
+                        "and name reach (a closure, or redefined): a call by symbol would "
+                        "run whichever function of that name was bound first")
     _known[py.__module__, py.__qualname__] = disp
     cres, name = bind(py.__module__, py.__qualname__, argtys)
     restype = cres.signature.return_type
@@ -140,7 +159,8 @@ def by_symbol(disp):
     """`disp` as a function whose jitted callers call its code by symbol (`unlinked`
     without the call-site change: a generated kernel imports its runtime helpers through
     this).  Anything but a Numba dispatcher (an intrinsic, a Python function), and every
-    helper under XFORMS_DISABLE_JIT (the module runs as Python), is returned as it is.
+    helper under XFORMS_DISABLE_JIT (the module runs as Python), is returned as it is; so
+    is a dispatcher that is not `named` (a factory's closure: its symbol would not be its own).
     Literal arguments are passed as their plain types, so the helper compiles once per
     type, not once per value.
 
@@ -152,8 +172,8 @@ def by_symbol(disp):
     ... def kernel(x):
     ...     twice_(x)                          # twice's code stays in its own library
     """
-    if config.DISABLE_JIT or not isinstance(disp, Dispatcher):
-        return disp
+    if config.DISABLE_JIT or not isinstance(disp, Dispatcher) or not named(disp):
+        return disp                     # (not named: called as Numba links it, correctly)
 
     def typer(typingctx, *args):
         argtys = tuple(types.unliteral(t) for t in args)

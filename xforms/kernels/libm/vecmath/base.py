@@ -33,9 +33,22 @@ _PY_FUNCS = {}
 _LEAVES = set()
 
 
+def _register(fn):
+    """Keep `fn` under its name; the name is what every consumer looks it up by (the
+    Numba clones' namespace, the LLVM translation), so another function of that name is
+    an error, not a silent swap of one formula for the other (a module reloaded
+    re-registers its own)."""
+    old = _PY_FUNCS.get(fn.__name__)
+    if old is not None and (old.__module__, old.__qualname__) != (fn.__module__,
+                                                                   fn.__qualname__):
+        raise ValueError(f"vecmath function name {fn.__name__!r} is taken by "
+                         f"{old.__module__}.{old.__qualname__}")
+    _PY_FUNCS[fn.__name__] = fn
+
+
 def vm(fn):
     """Register `fn` (inlined by Numba into its callers)."""
-    _PY_FUNCS[fn.__name__] = fn
+    _register(fn)
     return fn
 
 
@@ -43,7 +56,7 @@ def leaf(fn):
     """Small leaf helper: compiled once per signature and left to LLVM's
     inliner (always inlined, far below its threshold); this keeps Numba-level
     inlining, which dominates compile time, shallow."""
-    _PY_FUNCS[fn.__name__] = fn
+    _register(fn)
     _LEAVES.add(fn.__name__)
     return fn
 

@@ -51,10 +51,11 @@ def translate(body, args, ret, globs, ns, name="expr", vector=None):
 def stable_name(obj, depth=0):
     """A name for `obj` that is the same in every process (the IR's text keys the disk
     cache) and differs between the objects a translation may meet under one name: a
-    function by module, qualified name and its closure's cells (libm's gammainc and
-    gammaincc are two closures of one factory, told apart by its `upper` cell).
+    function by module, qualified name, a digest of its code and its closure's cells
+    (libm's gammainc and gammaincc are two closures of one factory, told apart by its
+    `upper` cell; two `def f` of one factory's branches, by their code).
 
-        >>> stable_name(math.exp)        # 'math.exp'
+        >>> stable_name(math.exp)        # 'math.exp[]'
     """
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
         return repr(obj)
@@ -66,7 +67,24 @@ def stable_name(obj, depth=0):
     cells = getattr(obj, "__closure__", None) or ()
     inner = ",".join(stable_name(c.cell_contents, depth + 1) if depth < 3 else "..."
                      for c in cells)
-    return f"{getattr(obj, '__module__', None)}.{name}[{inner}]"
+    code = getattr(obj, "__code__", None)
+    body = "" if code is None else "@" + hashlib.sha1(_code_text(code).encode()).hexdigest()[:8]
+    return f"{getattr(obj, '__module__', None)}.{name}{body}[{inner}]"
+
+
+def _code_text(code):
+    """What a code object computes, as text that is the same in every process: its
+    bytecode, names and constants (a frozenset's sorted: marshal's order follows the
+    process's string hashes), nested code objects likewise."""
+    consts = []
+    for c in code.co_consts:
+        if isinstance(c, type(code)):
+            consts.append(_code_text(c))
+        elif isinstance(c, frozenset):
+            consts.append(repr(sorted(c, key=repr)))
+        else:
+            consts.append(repr(c))
+    return repr((code.co_code.hex(), code.co_names, code.co_varnames, consts))
 
 
 class Fn:
