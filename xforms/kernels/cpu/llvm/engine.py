@@ -65,10 +65,11 @@ _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 
 class _Owner:
-    """What a compiled function needs alive: its engine and its method record."""
+    """What a compiled function needs alive: its engine, its method record and the code it
+    calls of other engines (`keep`: the jobs of `compile_aside` that made it)."""
 
-    def __init__(self, engine, methoddef):
-        self.engine, self.methoddef = engine, methoddef
+    def __init__(self, engine, methoddef, keep=()):
+        self.engine, self.methoddef, self.keep = engine, methoddef, tuple(keep)
 
 
 class _Code:
@@ -490,8 +491,9 @@ def wait_aside():
             job.redo()
 
 
-def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin."""
+def compile_ir(text, name, keep=()):
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin;
+    `keep`: the jobs of `compile_aside` whose functions it calls (held as long as it is)."""
     address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _new_function(ctypes.addressof(md), _Owner(engine, md), None)
+    return _new_function(ctypes.addressof(md), _Owner(engine, md, keep), None)
