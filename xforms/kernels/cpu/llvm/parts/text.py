@@ -31,7 +31,11 @@ MARK = "  ; xf-step"
 # below these, a kernel is compiled whole (its second module would cost more than it gains):
 # lines of the kernel's function with what its steps call; lines of one part
 MIN_LINES = 900
-MIN_PART = 300
+MIN_PART = 200
+# what one of small_mm's nests costs to compile, in kernel lines (~0.035 CPU s against ~0.1
+# ms a line, session 34): the nests compile aside too (products.py `_nest_symbol`), on the
+# threads the parts run on, so the parts are made that much smaller
+NEST_LINES = 300
 
 _DEF = re.compile(r"^\s+(%[-\w.$]+) = (.*)$")
 _LABEL = re.compile(r"^([-\w.$]+):")
@@ -157,7 +161,9 @@ class _Split:
         # end with a terminator, the next one does not begin with a label)
         ok = [not _terminated(self.body[m - 1]) and not _LABEL.match(self.body[m + 1])
               for m in marks]
-        groups = _balance(weight, fixed, pieces, ok)
+        nests = len(set(re.findall(r"^declare void @(xf_small_mm_\w+)\(", "\n".join(self.top),
+                                   re.M)))
+        groups = _balance(weight, fixed, pieces, ok, NEST_LINES * nests)
         if groups is None:
             return None
         runs = [(marks[a], marks[b]) for a, b in groups]
@@ -315,10 +321,11 @@ def _exit(exits, target):
     return exits.index(target) + 1
 
 
-def _balance(weight, fixed, pieces, ok):
+def _balance(weight, fixed, pieces, ok, aside=0):
     """[(first step, end step)] of `pieces` contiguous runs of steps of `weight`, cut only
-    where `ok` (a mark's index), the first run carrying `fixed` too, with the largest run as
-    small as can be; fewer runs where a run would be under MIN_PART; None for one run."""
+    where `ok` (a mark's index), the first run carrying `fixed` too and the others `aside`
+    between them, with the largest run as small as can be; fewer runs where a run would be
+    under MIN_PART; None for one run."""
     n = len(weight)
     cuts = [k for k in range(1, n) if ok[k]]
     if not ok[n]:
@@ -327,7 +334,7 @@ def _balance(weight, fixed, pieces, ok):
     for w in weight:
         prefix.append(prefix[-1] + w)
     while pieces > 1:
-        best = _min_max(prefix, fixed, pieces, cuts, n)
+        best = _min_max(prefix, fixed, pieces, cuts, n, aside / (pieces - 1))
         if best is not None:
             bounds = [0, *best, n]
             runs = list(zip(bounds, bounds[1:]))
@@ -337,9 +344,10 @@ def _balance(weight, fixed, pieces, ok):
     return None
 
 
-def _min_max(prefix, fixed, pieces, cuts, n):
-    """The `pieces` - 1 cut points (from `cuts`, ascending) whose runs' largest is least."""
-    size = lambda a, b: prefix[b] - prefix[a] + (fixed if a == 0 else 0)  # noqa: E731
+def _min_max(prefix, fixed, pieces, cuts, n, extra=0):
+    """The `pieces` - 1 cut points (from `cuts`, ascending) whose runs' largest is least, the
+    first run's size counting `fixed` too, each other's `extra`."""
+    size = lambda a, b: prefix[b] - prefix[a] + (fixed if a == 0 else extra)  # noqa: E731
     best = {c: (size(0, c), (c,)) for c in cuts}     # one cut, the last at c
     for _ in range(pieces - 2):                      # one cut more, the last at c
         best = {c: min((max(big, size(p, c)), (*cs, c)) for p, (big, cs) in best.items()
