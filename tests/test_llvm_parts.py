@@ -213,3 +213,40 @@ def test_a_second_process_loads_the_kernel_and_its_parts(tmp_path):
     assert second["stats"]["hits"] == first["stats"]["stored"] >= 2      # (kernel + part)
     whole = _child(tmp_path, XFORMS_LLVM_PARTS="1")
     assert not whole["parts"] and whole["bits"] == first["bits"]
+
+
+LATER = textwrap.dedent("""
+    import json, time, uuid
+    from xforms.kernels.cpu.llvm import engine, parts
+    from xforms.kernels.cpu.llvm.parts import text as cut
+    import test_llvm_parts as t
+    cut.MIN_LINES, cut.MIN_PART = 0, 1
+    callee = f"xf_later_{uuid.uuid4().hex[:8]}"
+    ir = (f"define double @{callee}(double %x) {{\\n  %r = fadd double %x, 1.0\\n"
+          "  ret double %r\\n}\\n")
+    # (its text made slowly, on its thread, which starts with the kernel's passes: the
+    # part, small, is compiled long before the symbol is bound)
+    job = engine.compile_aside(lambda: (time.sleep(1.0), ir)[1], callee, later=True)
+    kernel = t.KERNEL.replace("declare double @PyFloat_AsDouble(ptr)",
+                              f"declare double @PyFloat_AsDouble(ptr)\\ndeclare double @{callee}(double)")
+    kernel = kernel.replace("%b = call double @twice(double %s2)",
+                            f"%b0 = call double @twice(double %s2)\\n  %b = call double @{callee}(double %b0)")
+    main, made = cut.split(kernel, "xf_kernel", 3)
+    assert callee in made[1][1], "the call is not in the part"
+    fn = parts.compile_kernel(kernel, "xf_kernel", count=3)
+    print(json.dumps([fn(1.0), fn(100.0)]))
+""")
+
+
+def test_a_part_binds_its_symbols_after_the_functions_compiled_aside(tmp_path):
+    """A part calls what its kernel calls (small_mm's nests, compiled aside and started with
+    the kernel's passes): its engine resolves its symbols after theirs are bound (a part
+    loaded first called an unbound symbol: a crash)."""
+    script = tmp_path / "child.py"
+    script.write_text(LATER)
+    e = dict(os.environ, XFORMS_CACHE_DIR=str(tmp_path / "cache"),
+             PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests")]))
+    p = subprocess.run([sys.executable, str(script)], env=e, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == [2 * 18 + 1, 2 * 315 + 1]

@@ -60,6 +60,6 @@ def _job(symbol, text):
     with _jobs_lock:
         job = _jobs.get(symbol)
         if job is None or job.owner is None and job.error is not None:
-            job = engine.compile_aside(text, symbol)
+            job = engine.compile_aside(text, symbol, waits=True)
             _jobs[symbol] = job
         return job

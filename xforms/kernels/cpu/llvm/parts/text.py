@@ -14,10 +14,13 @@ an earlier step's scalars) as arguments and writing those a later step reads int
 caller gives, which it loads back under their own names.  It returns 0 to go on, or k for
 its k-th exit (a branch to a block of the kernel: `fail`, or a `ret ptr null` of its own),
 which the caller takes in a `switch`.  Pointers made by a `getelementptr` (the workspace's
-views) are made again inside, so that an argument is what the kernel had: a data pointer
-that was `noalias` there is a `noalias` argument (read-only inputs and the workspace, as
-loops.py `_noalias` argues).  Nothing else changes: the same instructions in the same order
-(no fast-math flags anywhere: the results are the same bits).
+views) are made again inside.  No argument is `noalias`, although the kernel's data pointers
+are `noalias` call results (loops.py `_noalias`): a run may read a pointer the kernel stored
+in memory (a scan's double-buffered carries), and with `noalias` arguments LLVM took the two
+for two objects -- a kernel cut so crashed (tests/test_llvm_control.py's carries, session
+34).  LLVM then tests more of the loops' operands for overlap at run time (the block's
+gradient: 32 tests, not 20), and vectorises the same loops.  Nothing else changes: the same
+instructions in the same order (no fast-math flags anywhere: the results are the same bits).
 
 Refused (None: compiled whole, as before) wherever the text is not of the form assumed: a
 value of a type other than a scalar or `ptr` crossing a cut, a `ret` other than `ret ptr
@@ -244,7 +247,7 @@ class _Split:
                 raise _Refused(f"{v} of a type not passed")
             outs.append((t, v))
         last = next((m.group(1) for ln in reversed(run) if (m := _LABEL.match(ln))), entry)
-        params = [f"{t}{' noalias' if na else ''} {v}" for t, v, na in ins]
+        params = [f"{t} {v}" for t, v, _ in ins]
         params += [f"ptr {v}.out" for _, v in outs]
         fn = ["define i32 @xf_part_NAME(" + ", ".join(params) + ") {", "xf.entry:",
               *(self.body[self.defs[v]] for v in moved + made), *lines,
