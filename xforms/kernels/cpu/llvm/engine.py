@@ -272,8 +272,9 @@ def _compile(text, tm, passes=True, context=None, aside=False):
 
 def _load(code, tm, context=None, aside=False):
     """An engine holding object `code` (checked by object_cache), its symbols resolved
-    (after those compiled aside, unless this is one of them: `aside`)."""
-    with _unlocked(context):
+    (after those compiled aside, unless this is one of them: `aside`; `_wait_for`)."""
+    _wait_for(aside)         # (before the engine exists: a failure there leaves no engine
+    with _unlocked(context):  # for the collector to free after its context, a double free)
         module = llvm.parse_assembly("", context)
         module.triple = tm.triple
         module.data_layout = str(tm.target_data)
@@ -281,19 +282,19 @@ def _load(code, tm, context=None, aside=False):
         obj = llvm.ObjectFileRef.from_data(code)
         engine.add_object_file(obj)
         obj.close()                      # (its code moved into the engine; freed unlocked)
-        _finalize(engine, aside)
+        engine.finalize_object()
     return engine
 
 
-def _finalize(engine, aside):
-    """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (`aside`, the job); a job that `waits` (a kernel's part,
-    which calls the nests and lookups its kernel does) waits for those (`_wait_callees`)."""
+def _wait_for(aside):
+    """Wait for the symbols an engine about to load binds: those compiled aside
+    (`wait_aside`), unless this is one of those compiles (`aside`, the job); a job that
+    `waits` (a kernel's part, which calls the nests and lookups its kernel does) waits for
+    those it names (`_wait_callees`)."""
     if not aside:
         wait_aside()
     elif getattr(aside, "waits", False):
-        _wait_callees()
-    engine.finalize_object()
+        _wait_callees(aside.text)
 
 
 # ---- compiles on a thread of their own (small_mm's nests, beside the kernel's) -----------
@@ -411,6 +412,7 @@ class _Aside(threading.Thread):
 
 class _Symbol(threading.Thread):
     """One binding of `bind_aside`: symbol `name` to the address `find()` returns."""
+    waits = False
 
     def __init__(self, name, find):
         super().__init__(name=f"xforms-bind-{name}", daemon=True)
@@ -457,14 +459,14 @@ def _bound(job):
         _pending.discard(job)
 
 
-def _wait_callees():
-    """Wait for the compiles and lookups aside whose symbols are not bound yet (starting
-    those left for a kernel's LLVM work): a kernel's part calls what its kernel calls
-    (small_mm's nests, BLAS), and an engine resolves its symbols once, when it loads --
-    unbound, a call jumped to nothing (a crash, session 34).  Raises where one failed (the
-    part is compiled again where its kernel waits, after it)."""
+def _wait_callees(text):
+    """Wait for the compiles and lookups aside whose symbols IR `text` names and that are
+    not bound yet (starting those left for a kernel's LLVM work): a kernel's part calls
+    what its kernel calls (small_mm's nests, BLAS), and an engine resolves its symbols
+    once, when it loads -- unbound, a call jumped to nothing (a crash, session 34).  Raises
+    where one failed (the kernel is then compiled whole: parts/)."""
     with _aside_lock:
-        jobs = list(_pending)
+        jobs = [job for job in _pending if f"@{job.fn_name}(" in text]
         for job in jobs:
             if job.ident is None:
                 job.start()
@@ -522,8 +524,10 @@ def wait_aside():
     for job in jobs:
         job.join()
     for job in jobs:
-        if job.owner is None:
+        if job.owner is None and not job.waits:
             job.redo()
+    if any(job.owner is None for job in jobs):   # (a kernel's part: compiled whole)
+        raise RuntimeError("a part of the kernel did not compile aside")
 
 
 def compile_ir(text, name, keep=()):
