@@ -113,7 +113,7 @@ def test_the_runs_of_a_kernel_become_functions_of_their_own(small_parts):
     assert "%acc = alloca" in t1 and "%acc = alloca" not in main      # (its one user's)
     assert "define internal double @twice" in t2 and "@twice" not in t1 + main
     assert "[%b, %xf.entry]" in t2                     # (the phi of the block it starts in)
-    assert f"%s2.slot" in main and "store double %s2, ptr %s2.out" in t1
+    assert "%s2.slot" in main and "store double %s2, ptr %s2.out" in t1
     assert cut.split(KERNEL, "xf_kernel", 1) is None
     assert cut.split(KERNEL.replace(MARK, ""), "xf_kernel", 3) is None
 
@@ -227,10 +227,11 @@ LATER = textwrap.dedent("""
     # (its text made slowly, on its thread, which starts with the kernel's passes: the
     # part, small, is compiled long before the symbol is bound)
     job = engine.compile_aside(lambda: (time.sleep(1.0), ir)[1], callee, later=True)
-    kernel = t.KERNEL.replace("declare double @PyFloat_AsDouble(ptr)",
-                              f"declare double @PyFloat_AsDouble(ptr)\\ndeclare double @{callee}(double)")
+    first = "declare double @PyFloat_AsDouble(ptr)"
+    kernel = t.KERNEL.replace(first, f"{first}\\ndeclare double @{callee}(double)")
     kernel = kernel.replace("%b = call double @twice(double %s2)",
-                            f"%b0 = call double @twice(double %s2)\\n  %b = call double @{callee}(double %b0)")
+                            "%b0 = call double @twice(double %s2)\\n"
+                            f"  %b = call double @{callee}(double %b0)")
     main, made = cut.split(kernel, "xf_kernel", 3)
     assert callee in made[1][1], "the call is not in the part"
     fn = parts.compile_kernel(kernel, "xf_kernel", count=3)
