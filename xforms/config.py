@@ -141,6 +141,19 @@ def llvm_kernels():
     return _flag("XFORMS_LLVM_KERNELS", "1")
 
 
+def llvm_parts():
+    """XFORMS_LLVM_PARTS: the most modules a large direct-path kernel is cut into, compiled at
+    once on as many threads (xforms/kernels/cpu/llvm/parts/); default "auto", the cores this
+    process may use (up to 4); 1: every kernel compiled whole.  Read per compile."""
+    v = os.environ.get("XFORMS_LLVM_PARTS", "auto").strip().lower() or "auto"
+    if v == "auto":
+        return None
+    try:
+        return max(1, int(v))
+    except ValueError:
+        raise ValueError(f"XFORMS_LLVM_PARTS must be a count or 'auto', got {v!r}") from None
+
+
 def eager_kernels():
     """XFORMS_EAGER_KERNELS=0: un-jitted complex operations keep their NumPy formulas; by
     default a large one compiles one shape-generic kernel per primitive and dtypes

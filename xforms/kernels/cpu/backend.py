@@ -34,8 +34,8 @@ from ..runtime import threads as runtime_threads
 from ..runtime.products import blas_threads, nest_ir
 from ..codegen import NUMBA_SETUP, OUT_GROUP, numba_side
 from . import llvm
-from .llvm import (engine as llvm_engine, loops as llvm_loops, scalar as llvm_scalar,
-                   team as llvm_team)
+from .llvm import (engine as llvm_engine, loops as llvm_loops, parts as llvm_parts,
+                   scalar as llvm_scalar, team as llvm_team)
 from . import float16
 from .buffers import BufferPool
 from .dispatch import make_fast_call
@@ -507,7 +507,7 @@ def _llvm_kernel(prep):
     if kernel is not None:
         return kernel
     try:
-        kernel = llvm_engine.compile_ir(prep.llvm_ir, llvm_scalar.WRAPPER)
+        kernel = llvm_parts.compile_kernel(prep.llvm_ir, llvm_scalar.WRAPPER)
     except Exception as e:
         warn(f"xforms: the LLVM kernel of {prep.label} did not compile ({e}); "
              "compiling it with Numba instead")

@@ -65,10 +65,11 @@ _new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 
 class _Owner:
-    """What a compiled function needs alive: its engine and its method record."""
+    """What a compiled function needs alive: its engine, its method record and the code it
+    calls of other engines (`keep`: the jobs of `compile_aside` that made it)."""
 
-    def __init__(self, engine, methoddef):
-        self.engine, self.methoddef = engine, methoddef
+    def __init__(self, engine, methoddef, keep=()):
+        self.engine, self.methoddef, self.keep = engine, methoddef, tuple(keep)
 
 
 class _Code:
@@ -271,8 +272,9 @@ def _compile(text, tm, passes=True, context=None, aside=False):
 
 def _load(code, tm, context=None, aside=False):
     """An engine holding object `code` (checked by object_cache), its symbols resolved
-    (after those compiled aside, unless this is one of them: `aside`)."""
-    with _unlocked(context):
+    (after those compiled aside, unless this is one of them: `aside`; `_wait_for`)."""
+    _wait_for(aside)         # (before the engine exists: a failure there leaves no engine
+    with _unlocked(context):  # for the collector to free after its context, a double free)
         module = llvm.parse_assembly("", context)
         module.triple = tm.triple
         module.data_layout = str(tm.target_data)
@@ -280,16 +282,19 @@ def _load(code, tm, context=None, aside=False):
         obj = llvm.ObjectFileRef.from_data(code)
         engine.add_object_file(obj)
         obj.close()                      # (its code moved into the engine; freed unlocked)
-        _finalize(engine, aside)
+        engine.finalize_object()
     return engine
 
 
-def _finalize(engine, aside):
-    """Resolve `engine`'s symbols: those compiled aside bound first (`wait_aside`), unless
-    this is one of those compiles (`aside`)."""
+def _wait_for(aside):
+    """Wait for the symbols an engine about to load binds: those compiled aside
+    (`wait_aside`), unless this is one of those compiles (`aside`, the job); a job that
+    `waits` (a kernel's part, which calls the nests and lookups its kernel does) waits for
+    those it names (`_wait_callees`)."""
     if not aside:
         wait_aside()
-    engine.finalize_object()
+    elif getattr(aside, "waits", False):
+        _wait_callees(aside.text)
 
 
 # ---- compiles on a thread of their own (small_mm's nests, beside the kernel's) -----------
@@ -352,16 +357,17 @@ def _unlocked(context):
 
 
 _aside = []                   # the `_Aside` jobs not yet waited for
+_pending = set()              # the jobs that do not wait, until their symbol is bound
 
 
 class _Aside(threading.Thread):
     """One compile of `compile_aside`: function `name` of IR `text`, in an LLVM context of
     its own; `owner` holds its code (and the context, freed after the engine)."""
 
-    def __init__(self, text, name, passes):
+    def __init__(self, text, name, passes, waits=False):
         super().__init__(name=f"xforms-llvm-{name}", daemon=True)
         self.text, self.fn_name, self.passes = text, name, passes   # (text: or its maker)
-        self.owner, self.error = None, None
+        self.owner, self.error, self.waits = None, None, waits
         self.tm = _target_machine()          # (LLVM set up here, on the caller's thread)
 
     def run(self):
@@ -373,7 +379,7 @@ class _Aside(threading.Thread):
             engine = None
             if code is not None:
                 try:
-                    engine = _load(code, self.tm, context, aside=True)
+                    engine = _load(code, self.tm, context, aside=self)
                     if not engine.get_function_address(self.fn_name):
                         engine = None
                 except Exception:            # (a cache problem costs the compile only)
@@ -382,11 +388,12 @@ class _Aside(threading.Thread):
                     object_cache.discard(key)
                     self.tm = _target_machine()
             if engine is None:
-                engine, code = _compile(self.text, self.tm, self.passes, context, aside=True)
+                engine, code = _compile(self.text, self.tm, self.passes, context, aside=self)
                 if key and code is not None:
                     object_cache.store(key, code)
             llvm.add_symbol(self.fn_name, engine.get_function_address(self.fn_name))
             self.owner = _Code(context, engine)
+            _bound(self)
         except BaseException as e:           # (compiled again, on the waiting thread)
             self.error = e
 
@@ -400,10 +407,12 @@ class _Aside(threading.Thread):
         self._write()
         address, self.owner = compile_function(self.text, self.fn_name, self.passes)
         llvm.add_symbol(self.fn_name, address)
+        _bound(self)
 
 
 class _Symbol(threading.Thread):
     """One binding of `bind_aside`: symbol `name` to the address `find()` returns."""
+    waits = False
 
     def __init__(self, name, find):
         super().__init__(name=f"xforms-bind-{name}", daemon=True)
@@ -424,6 +433,7 @@ class _Symbol(threading.Thread):
             raise
         llvm.add_symbol(self.fn_name, address)
         self.owner, self.failed = address, False
+        _bound(self)
 
 
 def bind_aside(name, find):
@@ -440,7 +450,30 @@ def bind_aside(name, find):
     job = _Symbol(name, find)
     with _aside_lock:
         _aside.append(job)
+        _pending.add(job)
     return job
+
+
+def _bound(job):
+    with _aside_lock:
+        _pending.discard(job)
+
+
+def _wait_callees(text):
+    """Wait for the compiles and lookups aside whose symbols IR `text` names and that are
+    not bound yet (starting those left for a kernel's LLVM work): a kernel's part calls
+    what its kernel calls (small_mm's nests, BLAS), and an engine resolves its symbols
+    once, when it loads -- unbound, a call jumped to nothing (a crash, session 34).  Raises
+    where one failed (the kernel is then compiled whole: parts/)."""
+    with _aside_lock:
+        jobs = [job for job in _pending if f"@{job.fn_name}(" in text]
+        for job in jobs:
+            if job.ident is None:
+                job.start()
+    for job in jobs:
+        job.join()
+    if any(job.owner is None for job in jobs):
+        raise RuntimeError("a function a part calls did not compile aside")
 
 
 def _start_binds():
@@ -453,7 +486,7 @@ def _start_binds():
                 job.start()
 
 
-def compile_aside(text, name, passes=True, later=False):
+def compile_aside(text, name, passes=True, later=False, waits=False):
     """Start compiling function `name` of LLVM IR `text` (as `compile_function`) on a
     thread of its own, bound as symbol `name` when done: every engine compiled or loaded
     later waits for it before resolving its symbols (`wait_aside`).  -> the job (keep it:
@@ -462,15 +495,19 @@ def compile_aside(text, name, passes=True, later=False):
     function making the text, called on the job's thread; `later`: the thread starts with
     the next kernel's LLVM work (`compile_function`), so that the text's Python runs while
     that work holds no GIL rather than taking turns with the kernel's lowering (#35).
+    `waits`: it calls functions of the other jobs (a kernel's part, parts/): it binds its
+    own symbols after theirs (`_wait_callees`), and they do not wait for it.
 
         job = compile_aside(nest_text, "xf_small_mm_float_nn", passes=False)
         job = compile_aside(lambda: str(nest_module()), "xf_small_mm_float_nn", later=True)
     """
-    job = _Aside(text, name, passes)
-    with _aside_lock:
+    job = _Aside(text, name, passes, waits)
+    with _aside_lock:               # (every start under the lock: a thread starts once)
         _aside.append(job)
-    if not later:
-        job.start()
+        if not waits:
+            _pending.add(job)
+        if not later:
+            job.start()
     return job
 
 
@@ -481,17 +518,21 @@ def wait_aside():
     with _aside_lock:
         jobs = _aside[:]
         del _aside[:]
+        for job in jobs:
+            if job.ident is None:        # (a lookup not started yet: started now)
+                job.start()
     for job in jobs:
-        if job.ident is None:            # (a lookup not started yet: started now)
-            job.start()
         job.join()
     for job in jobs:
-        if job.owner is None:
+        if job.owner is None and not job.waits:
             job.redo()
+    if any(job.owner is None for job in jobs):   # (a kernel's part: compiled whole)
+        raise RuntimeError("a part of the kernel did not compile aside")
 
 
-def compile_ir(text, name):
-    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin."""
+def compile_ir(text, name, keep=()):
+    """The function `name` of LLVM IR `text` (a METH_FASTCALL C function) as a builtin;
+    `keep`: the jobs of `compile_aside` whose functions it calls (held as long as it is)."""
     address, engine = compile_function(text, name)
     md = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
-    return _new_function(ctypes.addressof(md), _Owner(engine, md), None)
+    return _new_function(ctypes.addressof(md), _Owner(engine, md, keep), None)

@@ -50,6 +50,7 @@ from .ops.signal import convolutions, fft
 from .buffers import (Workspace, arrays_written, pooled_outputs, shared,
                       workspace)
 from .expressions import Expressions
+from .parts.text import MARK
 from .scalar import FLOAT_TYPES, PYAPI, Refused, WRAPPER
 
 _NPY, _DESCR = numpy_abi.TYPE_NUMBERS, numpy_abi.DESCR
@@ -167,8 +168,10 @@ class Loops(Expressions):
             self.arrays[v] = (data, tuple(int(d) for d in v.aval.shape))
         for v, slot in plan.placed.items():        # concatenates' operands: their slots
             self.arrays[v] = slots.bind(self, v, slot)
-        for st in plan.steps:
+        for st in plan.steps:     # (each step's start marked, and the last one's end:
+            self.lines.append(MARK)   # where parts/text.py may cut the function)
             self._step(st)
+        self.lines.append(MARK)
         self._outputs(plan.outputs)
         self.lines[1:1] = ["  " + a for a in self.allocas]
         head = f"define ptr @{WRAPPER}(ptr %self, ptr %args, i64 %nargs) {{"
