@@ -143,9 +143,11 @@ def llvm_kernels():
 
 def llvm_parts():
     """XFORMS_LLVM_PARTS: the most modules a large direct-path kernel is cut into, compiled at
-    once on as many threads (xforms/kernels/cpu/llvm/parts/); default "auto", the cores this
-    process may use (up to 4); 1: every kernel compiled whole.  Read per compile."""
-    v = os.environ.get("XFORMS_LLVM_PARTS", "auto").strip().lower() or "auto"
+    once on as many threads (xforms/kernels/cpu/llvm/parts/); "auto": the cores this process
+    may use (up to 4); default 1, every kernel compiled whole, until a quiet machine shows the
+    parts' wall-clock gain (session 34 measured a loss with no idle core: block grad cold
+    compile 0.92/1.04 s whole, 1.12/1.76 s cut, load 6 on 2 cores).  Read per compile."""
+    v = os.environ.get("XFORMS_LLVM_PARTS", "1").strip().lower() or "1"
     if v == "auto":
         return None
     try:

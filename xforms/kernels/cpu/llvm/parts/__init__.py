@@ -26,8 +26,8 @@ _jobs_lock = threading.Lock()
 
 
 def pieces():
-    """Modules a kernel is cut into here: XFORMS_LLVM_PARTS, by default the cores this
-    process may use, at most MAX_PIECES (1: whole)."""
+    """Modules a kernel is cut into here: XFORMS_LLVM_PARTS (default 1: whole), with
+    `auto` the cores this process may use, at most MAX_PIECES."""
     asked = config.llvm_parts()
     if asked is not None:
         return asked
