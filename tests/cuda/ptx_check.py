@@ -9,8 +9,9 @@ code that only the simulator accepts fails here.
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
-Kernels with the same text are compiled once; each kernel is typed and lowered once and
-its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
+Kernels with the same text, signature and called device functions are compiled once (in
+the matrix no two are: 685 distinct of 685 launched); each kernel is typed and lowered once
+and its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
 benchmarks/on_gpu.sh: `_bench_programs`) are emitted as for a GPU with cuBLAS, cuFFT and
 cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that
 the kernels around their calls (the inverse FFTs' scaling, the
@@ -163,6 +164,24 @@ def _bench_programs():
     return out
 
 
+def kernel_key(program, kernel, sig):
+    """What makes two kernels one compile: the text after the `def` line (the name differs),
+    the signature, and the device functions it calls."""
+    return "\n".join(kernel.lines[1:]), str(sig), _callees_text(program, kernel)
+
+
+def _callees_text(program, kernel):
+    """The device functions a block loop's kernel calls (`_d_<name>`: the kernels not
+    launched and the definitions after the kernels), as text: part of the kernel's key,
+    since the same loop text may call other bodies in another program; '' for a kernel
+    that calls none."""
+    if "_d_" not in "\n".join(kernel.lines):
+        return ""
+    inside = ["\n".join(k.lines) for k in program.kernels if k.name not in program.launched]
+    after = program.source.split("\n".join(program.kernels[-1].lines), 1)[-1]
+    return "\n".join(inside + [after.split("\ndef host(", 1)[0]])
+
+
 class _Device:
     compute_capability = CCS[0]
 
@@ -231,7 +250,7 @@ def main(names=None):
             for k in program.kernels:
                 if k.name not in program.launched:     # (device functions: compiled inside)
                     continue
-                key = ("\n".join(k.lines[1:]), str(sigs[k.name]))
+                key = kernel_key(program, k, sigs[k.name])
                 if key in seen:
                     continue
                 seen.add(key)
