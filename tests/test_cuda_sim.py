@@ -57,6 +57,32 @@ def test_every_matrix_kernel_compiles_to_ptx():
     assert "0 program(s) failed" in r.stdout
 
 
+def test_the_ptx_checks_kernel_key_holds_the_device_functions_a_kernel_calls():
+    """ptx_check compiles a kernel text once: a block loop's kernel whose text is another
+    program's but calls other device-function bodies (`_d_k1`) is still compiled."""
+    import importlib.util
+    from types import SimpleNamespace as NS
+    spec = importlib.util.spec_from_file_location(
+        "ptx_check", os.path.join(ROOT, "tests", "cuda", "ptx_check.py"))
+    ptx_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ptx_check)
+
+    def program(body):
+        loop = NS(name="k0", lines=["def k0(A):", "    _d_k1(A)"])
+        plain = NS(name="k2", lines=["def k2(A):", "    A[0] = 1.0"])
+        callee = NS(name="k1", lines=["def k1(A):", f"    A[0] = {body}"])
+        kernels = [loop, callee, plain]
+        source = "\n\n".join("\n".join(k.lines) for k in kernels)
+        return NS(kernels=kernels, launched={"k0", "k2"}, source=source + (
+            "\n\n_d_k1 = cuda.jit(device=True)(k1)\n\ndef host(_rt):\n    pass\n"))
+    one, same, other = program("2.0"), program("2.0"), program("3.0")
+    keys = [[ptx_check.kernel_key(p, k, "void(array(float64, 1d, C))") for k in p.kernels
+             if k.name in p.launched] for p in (one, same, other)]
+    assert keys[0] == keys[1]
+    assert keys[0][0] != keys[2][0] and "A[0] = 3.0" in keys[2][0][2]
+    assert keys[0][1] == keys[2][1] and keys[0][1][2] == ""     # (calls nothing)
+
+
 def test_cuda_without_a_gpu_raises_a_clear_error():
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         pytest.skip("this process runs on the simulator")

@@ -9,8 +9,10 @@ code that only the simulator accepts fails here.
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
-Kernels with the same text are compiled once; each kernel is typed and lowered once and
-its NVVM IR compiled for both architectures.  The VENDOR programs (and the GPU table's,
+Kernels with the same text, signature and called device functions are compiled once (in
+the matrix no two are: 685 distinct of 685 launched); each kernel is typed and lowered once
+and its NVVM IR compiled for both architectures: sm_80 with NVVM's full optimisation, as
+numba-cuda compiles on a GPU, sm_90 at -opt=0 (see OPT).  The VENDOR programs (and the GPU table's,
 benchmarks/on_gpu.sh: `_bench_programs`) are emitted as for a GPU with cuBLAS, cuFFT and
 cuSOLVER (xforms/kernels/cuda/vendor/; the libraries are only named, never called), so that
 the kernels around their calls (the inverse FFTs' scaling, the
@@ -27,16 +29,32 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 CCS = ((8, 0), (9, 0))
+# NVVM's optimisation level per architecture: the first gets numba-cuda's own (-opt=3, as on a
+# GPU); the others are code generation of the same IR (-opt=0): what differs between sm_80
+# and sm_90 is instruction selection and libdevice's __nvvm_reflect paths, which -opt=0 runs
+# on every instruction, while the optimiser's passes are the same for both.  (-opt=3 again
+# was 22% of the check: 87 of 389 CPU s; -opt=0 is about a quarter of that.)
+OPT = {CCS[0]: None, CCS[1]: 0}
 
 
-def ptx_for_ccs(fn, sig, ccs):
-    """PTX of one kernel for several compute capabilities, typing and lowering it once."""
+def ptx_for_ccs(fn, sig, ccs, opt=OPT):
+    """PTX of one kernel for several compute capabilities, typing and lowering it once;
+    `opt`: NVVM's optimisation level per capability (None: numba-cuda's)."""
     from numba import cuda
     try:
         lib = _compiled_library(fn, sig, ccs[0])
-        return [lib.get_asm_str(cc=cc) for cc in ccs]
+        return [_ptx(lib, cc, opt.get(cc)) for cc in ccs]
     except ImportError:          # another numba-cuda version: the public API, once per cc
         return [cuda.compile_ptx(fn, sig, cc=cc)[0] for cc in ccs]
+
+
+def _ptx(lib, cc, opt):
+    """The PTX of a compiled library for `cc`, at NVVM optimisation level `opt`."""
+    if opt is None:
+        return lib.get_asm_str(cc=cc)
+    from numba.cuda.cudadrv import nvrtc, nvvm
+    options = dict(lib._nvvm_options, arch=nvrtc.get_arch_option(*cc), opt=opt)
+    return nvvm.compile_ir(lib.llvm_strs, **options).decode().strip("\x00").strip()
 
 
 def _compiled_library(fn, sig, cc):
@@ -163,6 +181,24 @@ def _bench_programs():
     return out
 
 
+def kernel_key(program, kernel, sig):
+    """What makes two kernels one compile: the text after the `def` line (the name differs),
+    the signature, and the device functions it calls."""
+    return "\n".join(kernel.lines[1:]), str(sig), _callees_text(program, kernel)
+
+
+def _callees_text(program, kernel):
+    """The device functions a block loop's kernel calls (`_d_<name>`: the kernels not
+    launched and the definitions after the kernels), as text: part of the kernel's key,
+    since the same loop text may call other bodies in another program; '' for a kernel
+    that calls none."""
+    if "_d_" not in "\n".join(kernel.lines):
+        return ""
+    inside = ["\n".join(k.lines) for k in program.kernels if k.name not in program.launched]
+    after = program.source.split("\n".join(program.kernels[-1].lines), 1)[-1]
+    return "\n".join(inside + [after.split("\ndef host(", 1)[0]])
+
+
 class _Device:
     compute_capability = CCS[0]
 
@@ -231,7 +267,7 @@ def main(names=None):
             for k in program.kernels:
                 if k.name not in program.launched:     # (device functions: compiled inside)
                     continue
-                key = ("\n".join(k.lines[1:]), str(sigs[k.name]))
+                key = kernel_key(program, k, sigs[k.name])
                 if key in seen:
                     continue
                 seen.add(key)
@@ -249,8 +285,10 @@ def main(names=None):
             failures += 1
             print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
             traceback.print_exc(limit=-3)
-    print(f"{n_kernels} distinct kernels compiled to PTX for "
-          f"{', '.join(f'sm_{a}{b}' for a, b in CCS)} in {time.time() - t0:.1f} s; "
+    levels = ", ".join(f"sm_{a}{b}" + ("" if OPT.get((a, b)) is None else f" (-opt={OPT[a, b]})")
+                       for a, b in CCS)
+    print(f"{n_kernels} distinct kernels compiled to PTX for {levels} in "
+          f"{time.time() - t0:.1f} s; "
           f"{failures} program(s) failed")
     return 1 if failures else 0
 
