@@ -274,10 +274,13 @@ def _truediv(x, y):
 
 def _power(x, y, np_pow=np.ndarray.__pow__):
     """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values,
-    complex_arith/power.py, by the eager tier's kernel where built); else NumPy's operator
-    (a Python scalar exponent, other dtypes: as before).  NumPy's C99 complex power
-    differed from jax at 9,335 of the 29,282 parts of the eager kernels' test grid
-    (0j ** (1+1j): jax nan+nanj, NumPy 0j).
+    complex_arith/power.py, by the eager tier's kernel where built); of any other operands
+    with a complex result (a Python complex or integer exponent, a real array beside a
+    complex one, complex64 beside complex128), xnp.power's, as jnp's operator calls it
+    (integer_pow for a concrete integer exponent, else promotion and lax.pow); else NumPy's
+    operator (its real powers are jax's).  NumPy's C99 complex power differed from jax at
+    9,335 of the 29,282 parts of the eager kernels' test grid (0j ** (1+1j): jax nan+nanj,
+    NumPy 0j); its (inf+1j) ** 2.0 is inf+nanj, jax's nan+nanj.
 
         >>> _power(np.array([0j]), np.array([1 + 1j]))      # [nan+nanj]
     """
@@ -285,7 +288,16 @@ def _power(x, y, np_pow=np.ndarray.__pow__):
             and x.dtype.kind == "c"):
         x, y = np.asarray(x), np.asarray(y)
         return eager_kernels.run(powers.pow_p, (x, y), lambda: complex_power.power(x, y))
+    if _complex_operand(x) or _complex_operand(y):
+        return ufuncs.power(x, y)
     return np_pow(x, y)
+
+
+def _complex_operand(v):
+    """Is v complex: a Python complex, a complex NumPy scalar or array?"""
+    if isinstance(v, (int, float, complex)):
+        return isinstance(v, complex)
+    return getattr(v, "dtype", np.asarray(v).dtype).kind == "c"
 
 
 # the NumPy function of an operator, where it is not ndarray's own

@@ -247,12 +247,17 @@ mod = remainder
 
 
 def _concrete_int(y):
-    """The int of a concrete integer scalar exponent -- a Python int, a NumPy integer scalar
-    or 0-d array, an eager 0-d Array -- or None (bools, traced values, floats, arrays): JAX's
-    power takes integer_pow for these (operator.index of a concrete value), so that
-    int8_array ** np.int64(2) stays int8.  >>> _concrete_int(np.int64(2))   # 2"""
+    """The int of a concrete integer scalar exponent -- a Python int or bool, a NumPy integer
+    scalar or 0-d array, an eager 0-d Array -- or None (NumPy bools, traced values, floats,
+    arrays): JAX's power takes integer_pow for these (operator.index of a concrete value, and
+    Python's True indexes as 1, NumPy's np.True_ not), so that int8_array ** np.int64(2)
+    stays int8 and (inf+1j) ** True is inf+1j (lax.pow's would be nan+nanj).
+
+        >>> _concrete_int(np.int64(2)), _concrete_int(True), _concrete_int(np.True_)
+        (2, 1, None)
+    """
     if isinstance(y, int):
-        return None if isinstance(y, bool) else y
+        return int(y)
     if isinstance(y, (np.integer, np.ndarray)) and y.dtype.kind in "iu" and y.ndim == 0:
         return int(y)
     return None
