@@ -111,3 +111,54 @@ def test_python_float_exponent_of_complex_is_lax_pow_on_every_tier(tiers):
     want = [C(INF, INF), C(INF, 0), NN, C(-5.000000000000002, -12.000000000000004)]
     for got in tiers(lambda a: xnp.asarray(a) ** 2.0, x):
         _as_jax(got, want, np.complex128, 1e-13)
+
+
+# jax 0.10.2: a product with a bool array of the result's shape is a select (XLA rewrites
+# A * convert(pred) as select(pred, A, 0)): NaN and inf masked by False give +0, a complex
+# value kept by True keeps its parts; a broadcast bool array or a Python bool multiplies
+MASKED = np.array([NAN, INF, -INF, -5., 2.5])
+MASK = np.array([False, False, False, False, True])
+
+
+def test_products_with_a_bool_mask_select(tiers):
+    want = [0., 0., 0., 0., 2.5]
+    for f in (xnp.multiply, lambda a, b: xnp.asarray(a) * xnp.asarray(b),
+              lambda a, b: xnp.asarray(b) * xnp.asarray(a), lambda a, b: xnp.asarray(a) * b):
+        for got in tiers(f, MASKED, MASK):
+            np.testing.assert_array_equal(got, want)
+            assert not np.signbit(got).any()       # (IEEE: -5 * 0 = -0)
+    got = xnp.asarray(MASKED.astype(np.float32)) * MASK
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    for got in tiers(lambda b: NAN * xnp.asarray(b), MASK):      # (a Python scalar's product)
+        np.testing.assert_array_equal(got, [0., 0., 0., 0., NAN])
+    c = np.array([C(INF, 0), C(-INF, 1), C(NAN, 0), C(1, 2)])
+    for got in tiers(xnp.multiply, c, np.array([True, True, False, True])):
+        _as_jax(got, [C(INF, 0), C(-INF, 1), 0j, C(1, 2)], np.complex128, 0)
+    i8 = xnp.asarray(np.array([3, -2], np.int8)) * np.array([True, False])
+    assert i8.dtype == np.int8 and i8.tolist() == [3, 0]
+
+
+def test_broadcast_masks_and_python_bools_multiply(tiers):
+    # jax 0.10.2: the mask broadcast (to (2, 5)) stays convert-then-multiply: NaN; a Python
+    # False is the constant 0.0 (NaN, -0.0); the operand broadcast instead selects
+    for got in tiers(xnp.multiply, np.full((2, 5), NAN), MASK):
+        np.testing.assert_array_equal(got, np.full((2, 5), NAN))
+    for got in tiers(lambda a: xnp.asarray(a) * False, MASKED):
+        np.testing.assert_array_equal(got, [NAN, NAN, NAN, -0.0, 0.0])
+        np.testing.assert_array_equal(np.signbit(got[3:]), [True, False])
+    for got in tiers(xnp.multiply, MASKED, np.zeros((2, 5), bool)):
+        np.testing.assert_array_equal(got, np.zeros((2, 5)))
+
+
+def test_a_masked_log_likelihood_is_finite_as_in_jax():
+    # jax 0.10.2: jnp.sum(jnp.log(p) * m) with p = 0 where m is False, and its gradient
+    p, m = np.array([0.0, 0.25, 0.75, 0.0]), np.array([False, True, True, False])
+
+    def f(q):
+        return xnp.sum(xnp.log(q) * m)
+    for fn in (f, xf.jit(f), xf.jit(f, tiered=False)):
+        np.testing.assert_allclose(fn(p), -1.6739764335716716, rtol=1e-15)
+    for g in (xf.grad(f), xf.jit(xf.grad(f), tiered=False)):
+        np.testing.assert_allclose(g(np.array([0.5, 0.25, 0.75, 2.0])),
+                                   [0., 4., 1.3333333333333333, 0.], rtol=1e-15)

@@ -146,7 +146,31 @@ def sign(x):
 
 add = _binary(ew.add, "add")
 subtract = _binary(ew.sub, "subtract")
-multiply = _binary(ew.mul, "multiply")
+def multiply(x, y):
+    """Elementwise x * y.  A bool array at the result's shape beside a non-bool operand
+    selects, as jax's product does: XLA rewrites A * convert(pred) as select(pred, A, 0), so
+    a NaN or inf that False masks gives +0 (IEEE: NaN, or -0 for a negative) and a complex A
+    that True keeps keeps its parts ((inf+0j) * (1+0j) is inf+nanj).  A broadcast bool array
+    or a Python bool (jax: a constant, not a convert) stays a product.
+
+        >>> multiply(np.array([np.nan, -2.0]), np.array([False, True]))     # [0., -2.]
+    """
+    px, py = promote(x, y, name="multiply")
+    if aval(px).dtype != np.bool_:
+        shape = aval(px).shape or aval(py).shape     # (promote broadcast all but scalars)
+        for mask, other in ((x, py), (y, px)):
+            if _is_full_mask(mask, shape):
+                other = broadcast_to(other, shape) if aval(other).shape != shape else other
+                return ew.select_n(asarray_operand(mask), ew.like(0, other), other)
+    return ew.mul(px, py)
+
+
+def _is_full_mask(v, shape):
+    """Is v a bool array (not a Python bool) of the result's shape: what jax converts and
+    XLA's simplifier turns into a select?"""
+    return (not isinstance(v, bool) and not is_python_scalar(v)
+            and aval(asarray_operand(v)).dtype == np.bool_
+            and aval(asarray_operand(v)).shape == shape)
 maximum = _binary(ew.max, "maximum")
 minimum = _binary(ew.min, "minimum")
 true_divide = _binary_float(ew.div, "true_divide")
