@@ -162,3 +162,24 @@ def test_a_masked_log_likelihood_is_finite_as_in_jax():
     for g in (xf.grad(f), xf.jit(xf.grad(f), tiered=False)):
         np.testing.assert_allclose(g(np.array([0.5, 0.25, 0.75, 2.0])),
                                    [0., 4., 1.3333333333333333, 0.], rtol=1e-15)
+
+
+# jax 0.10.2: x ** 0.5 is C's pow (XLA's), not sqrt: pow(-inf, 0.5) = inf, pow(-0.0, 0.5) = +0
+# (NumPy takes an exponent 0.5 it reads as a scalar as sqrt: NaN, -0.0; found by
+# jax_ad_sweep's vmap of the new operator cases)
+HALF_BASE = np.array([-INF, -0.0, 4.0, NAN, -2.0])
+HALF_WANT = [INF, 0.0, 2.0, NAN, NAN]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_power_one_half_is_c_pow_not_sqrt(tiers, dtype):
+    import xforms.lax as lax
+    x = HALF_BASE.astype(dtype)
+    for f in (lambda a: xnp.asarray(a) ** 0.5, lambda a: xnp.power(a, 0.5),
+              lambda a: xnp.power(a, np.array([0.5], dtype)), lambda a: lax.pow(a, dtype(0.5)),
+              lambda a: xnp.asarray(a) ** np.float32(0.5)):
+        for got in tiers(f, x):
+            assert np.asarray(got).dtype == dtype
+            np.testing.assert_array_equal(got, HALF_WANT)
+            assert not np.signbit(got[1])
+    assert float(xnp.asarray(dtype(-INF)) ** 0.5) == INF

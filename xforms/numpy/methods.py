@@ -295,7 +295,7 @@ def _power(x, y, np_pow=np.ndarray.__pow__):
         return eager_kernels.run(powers.pow_p, (x, y), lambda: complex_power.power(x, y))
     if _complex_operand(x) or _complex_operand(y):
         return ufuncs.power(x, y)
-    return np_pow(x, y)
+    return powers.as_c_pow(np_pow(x, y), x, y)     # (NumPy's x ** 0.5 is sqrt(x))
 
 
 def _complex_operand(v):
@@ -344,7 +344,7 @@ def _numpy_function(name, base, dtype, key, cast):
     if name in _FLOAT_EDGES:
         np_op = getattr(np.ndarray, name)
         return _jax_zero_signs(name, np_op) if kind == "f" else np_op
-    if name in _NP_OPS and kind != "c":
+    if name in _NP_OPS and kind != "c" and not (kind == "f" and "pow" in name):
         return getattr(np.ndarray, name)
     return base
 
