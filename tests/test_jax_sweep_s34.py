@@ -183,3 +183,24 @@ def test_power_one_half_is_c_pow_not_sqrt(tiers, dtype):
             np.testing.assert_array_equal(got, HALF_WANT)
             assert not np.signbit(got[1])
     assert float(xnp.asarray(dtype(-INF)) ** 0.5) == INF
+
+
+def test_a_bool_array_over_one_divisor_selects(tiers):
+    # jax 0.10.2: b / y for a bool array b and a divisor of one element is select(b, 1/y, 0)
+    # (XLA divides by a broadcast divisor as a product with its reciprocal, then the product
+    # with the converted bool is a select): False / 0.0 is 0, not NaN; a divisor of b's own
+    # shape divides (False / 0.0 there is NaN)
+    b = np.array([True, False])
+    cases = [(0.0, [INF, 0.0]), (NAN, [NAN, 0.0]), (-INF, [-0.0, 0.0]), (-0.0, [-INF, 0.0]),
+             (np.array([0.0]), [INF, 0.0])]
+    for y, want in cases:
+        for f in (xnp.true_divide, lambda a, d: xnp.asarray(a) / d):
+            for got in tiers(lambda a, f=f, y=y: f(a, y), b):
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    got = xnp.asarray(b) / np.float32(0)
+    assert got.dtype == np.float32 and got.tolist() == [INF, 0.0]
+    for got in tiers(lambda a: xnp.asarray(a) / 0j, b):
+        _as_jax(got, [C(INF, NAN), 0j], np.complex128, 0)
+    for got in tiers(xnp.true_divide, b, np.zeros(2)):
+        np.testing.assert_array_equal(got, [INF, NAN])

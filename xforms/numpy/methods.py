@@ -183,8 +183,9 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
-# ... products with a bool array, which jax computes as a select (NaN * False is 0)
-_MASKING = {"__mul__", "__rmul__"}
+# ... products with a bool array, and quotients of one, which jax computes as a select
+# (NaN * False and False / 0.0 are 0): name -> how many of (x, y) may be that array
+_MASKING = {"__mul__": 2, "__rmul__": 2, "__truediv__": 1}
 # ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
 # divisor's sign or the quotient's (0.0 % -1.0 and -0.0 // inf are -0.0; JAX: 0.0): NumPy's
 # result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
@@ -212,7 +213,7 @@ def _operator_plan(name, np_op, fn, dtype, key):
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
                 return _XNP
             if name in _MASKING and jax_like.dtype != bool and bool in (
-                    x.dtype, getattr(y, "dtype", None)):
+                    x.dtype, getattr(y, "dtype", None))[:_MASKING[name]]:
                 return _XNP     # (a bool array may select: xnp.multiply's docstring)
             if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
                 calc = _cast_candidates(x, y, jax_like.dtype)[0]

@@ -173,7 +173,23 @@ def _is_full_mask(v, shape):
             and aval(asarray_operand(v)).shape == shape)
 maximum = _binary(ew.max, "maximum")
 minimum = _binary(ew.min, "minimum")
-true_divide = _binary_float(ew.div, "true_divide")
+def true_divide(x, y):
+    """Elementwise x / y in floating point.  A bool array x at the result's shape over a
+    divisor of one element is jax's select(x, 1 / y, 0): XLA divides by a broadcast divisor
+    as a product with its reciprocal, and that product with a converted bool is a select
+    (multiply's docstring), so False / 0.0 is 0 where IEEE's 0 / 0 is NaN.
+
+        >>> true_divide(np.array([True, False]), 0.0)      # [inf, 0.]
+    """
+    px, py = promote(x, y, name="true_divide", inexact=True)
+    shape = aval(px).shape
+    if _is_full_mask(x, shape) and np.size(np.empty(aval(asarray_operand(y)).shape)) == 1:
+        recip = ew.div(ew.like(1, py), py)
+        recip = broadcast_to(recip, shape) if aval(recip).shape != shape else recip
+        return ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
+    return ew.div(px, py)
+
+
 divide = true_divide
 
 
