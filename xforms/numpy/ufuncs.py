@@ -161,7 +161,8 @@ def multiply(x, y):
         for mask, other in ((x, py), (y, px)):
             if _is_full_mask(mask, shape):
                 other = broadcast_to(other, shape) if aval(other).shape != shape else other
-                return ew.select_n(asarray_operand(mask), ew.like(0, other), other)
+                out = ew.select_n(asarray_operand(mask), ew.like(0, other), other)
+                return with_weak(out, aval(px).weak_type and aval(py).weak_type)  # (as mul's)
     return ew.mul(px, py)
 
 
@@ -186,7 +187,8 @@ def true_divide(x, y):
     if _is_full_mask(x, shape) and np.size(np.empty(aval(asarray_operand(y)).shape)) == 1:
         recip = ew.div(ew.like(1, py), py)
         recip = broadcast_to(recip, shape) if aval(recip).shape != shape else recip
-        return ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
+        out = ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
+        return with_weak(out, aval(px).weak_type and aval(py).weak_type)    # (as div's)
     return ew.div(px, py)
 
 
