@@ -204,3 +204,17 @@ def test_a_bool_array_over_one_divisor_selects(tiers):
         _as_jax(got, [C(INF, NAN), 0j], np.complex128, 0)
     for got in tiers(xnp.true_divide, b, np.zeros(2)):
         np.testing.assert_array_equal(got, [INF, NAN])
+
+
+def test_shape_as_value_of_a_traced_shape():
+    # jax 0.10.2: jax.jit(lax.shape_as_value) of an array: each size converted to int64 and
+    # concatenated (xforms raised ConcretizationError); a static shape stays a NumPy int32 array
+    import xforms.lax as lax
+    for a, want in ((np.array([2, 3], np.int32), [2, 3]), (np.array([2, -3, 7]), [2, -3, 7]),
+                    (np.array([True, False]), [1, 0]), (np.array([1.5, 2.0]), [1, 2])):
+        for tiered in (True, False):
+            got = xf.jit(lax.shape_as_value, tiered=tiered)(a)
+            assert np.asarray(got).dtype == np.int64
+            np.testing.assert_array_equal(got, want)
+    got = lax.shape_as_value((2, 3))
+    assert got.dtype == np.int32 and got.tolist() == [2, 3]
