@@ -303,7 +303,8 @@ def _complex_operand(v):
     """Is v complex: a Python complex, a complex NumPy scalar or array?"""
     if isinstance(v, (int, float, complex)):
         return isinstance(v, complex)
-    return getattr(v, "dtype", np.asarray(v).dtype).kind == "c"
+    dtype = getattr(v, "dtype", None)
+    return (np.asarray(v).dtype if dtype is None else dtype).kind == "c"
 
 
 # the NumPy function of an operator, where it is not ndarray's own

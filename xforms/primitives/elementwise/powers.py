@@ -38,15 +38,23 @@ def as_c_pow(out, x, y):
         >>> as_c_pow(np.power(np.array([-np.inf, -0.0]), 0.5), np.array([-np.inf, -0.0]), 0.5)
         array([inf,  0.])
     """
-    y = np.asarray(y)
-    if np.asarray(out).dtype.kind != "f" or y.size != 1 and 0 not in y.strides:
+    t = type(y)
+    if t is int or t is float and y != 0.5:        # (the common exponents: no array made)
         return out
-    half = y == 0.5
-    if not half.any():
-        return out
-    x = np.asarray(x)
-    fixed = np.where(half & np.isneginf(x), np.inf, np.where(half & (x == 0), 0, out))
-    return fixed if isinstance(out, np.ndarray) else fixed[()]
+    if t is not float:
+        y = np.asarray(y)
+        if y.size != 1 and 0 not in y.strides or np.asarray(out).dtype.kind != "f":
+            return out
+        if y.size != 1:
+            half = y == 0.5
+            x = np.asarray(x)
+            fixed = np.where(half & np.isneginf(x), np.inf, np.where(half & (x == 0), 0, out))
+            return fixed if isinstance(out, np.ndarray) else fixed[()]
+        if y.reshape(-1)[0] != 0.5:
+            return out
+    fixed = out + 0.0          # (one exponent 0.5: -0.0 + 0 is +0, then the -infs)
+    neg = np.isneginf(x)
+    return np.where(neg, np.inf, fixed)[()] if neg.any() else fixed
 
 
 pow_p = define("pow", _pow_impl, 2, accept=inexact, cost=10.0)
