@@ -218,3 +218,9 @@ def test_shape_as_value_of_a_traced_shape():
             np.testing.assert_array_equal(got, want)
     got = lax.shape_as_value((2, 3))
     assert got.dtype == np.int32 and got.tolist() == [2, 3]
+
+
+def test_unary_plus_of_a_bool_array_is_itself(tiers):
+    # jax 0.10.2: +jnp.array([True, False]) is the bool array (NumPy 2 refuses: no loop)
+    for got in tiers(lambda a: +xnp.asarray(a), np.array([True, False])):
+        assert np.asarray(got).dtype == bool and np.asarray(got).tolist() == [True, False]

@@ -434,6 +434,8 @@ def _weak_kept(name):
     """ndarray's unary operator `name`, weakly typed where the operand is, as JAX's (-x of a
     weak float64 plus a float32 array is float32).  >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type"""
     np_op = getattr(np.ndarray, name)
+    if name == "__pos__":      # (NumPy 2 has no positive of bools; jax's +b is b)
+        np_op = lambda x, pos=np_op: x if x.dtype == bool else pos(x)
 
     def op(x):
         out = np_op(x)
