@@ -5,7 +5,9 @@ name is called on small inputs (float32/float64/int32/bool, and with --dtypes co
 complex128: the floats as real parts beside finite imaginary ones; 0-d, 1-d, 2-d; 0,
 negatives, NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
 takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
---compiled, the compiled tier too: slow), and the values and dtypes are compared.
+--compiled, the compiled tier too: slow), and the values and dtypes are compared.  The module
+"operators" is the Python operators of eager Arrays beside jax.Arrays, with Python and NumPy
+scalars and arrays of other dtypes on either side (tools/jax_operator_cases.py).
 
     python tools/jax_sweep.py                        # everything, a summary and each difference
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
@@ -15,6 +17,7 @@ takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fas
     python tools/jax_sweep.py --module lax --dtypes complex64,complex128 --compiled
     python tools/jax_sweep.py --module fft --tiers compiled    # the compiled tier alone
     python tools/jax_sweep.py --module numpy --empty --dtypes float32,int8   # empty operands
+    python tools/jax_sweep.py --module operators --names 'x**2j,2j**x' --dtypes complex64
 
 Derivatives (grad, second order) and vmap of the same names: tools/jax_ad_sweep.py.
 
@@ -48,13 +51,17 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+import jax_operator_cases  # noqa: E402  (the "operators" module's cases)
 
 MODULES = {"numpy": ("xforms.numpy", "jax.numpy"), "lax": ("xforms.lax", "jax.lax"),
            "nn": ("xforms.nn", "jax.nn"),
            "special": ("xforms.scipy.special", "jax.scipy.special"),
            "linalg": ("xforms.numpy.linalg", "jax.numpy.linalg"),
            "fft": ("xforms.numpy.fft", "jax.numpy.fft"),
-           "scipy_linalg": ("xforms.scipy.linalg", "jax.scipy.linalg")}
+           "scipy_linalg": ("xforms.scipy.linalg", "jax.scipy.linalg"),
+           # the Python operators of eager Arrays and jax.Arrays (jax_operator_cases.py)
+           "operators": ("xforms.numpy", "jax.numpy")}
 # each distribution of scipy.stats is a module of its own: "stats.norm", "stats.gamma", ...
 STATS = ("bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
          "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
@@ -399,12 +406,15 @@ def public_names(mod_key, only=None, chunk=(1, 1)):
     """[(name, xforms function, jax function)]: the callables of one module that jax has
     under the same name, less SKIP's (and, given `only`, those named there); of those, in
     alphabetical order, the k-th of n contiguous slices for chunk=(k, n)."""
+    k, n_chunks = chunk
+    if mod_key == "operators":        # (jax_operator_cases.py: no module holds them)
+        rows = jax_operator_cases.operator_names(only)
+        return rows[len(rows) * (k - 1) // n_chunks: len(rows) * k // n_chunks]
     xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
     names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
                    and callable(getattr(xmod, n)) and not inspect.ismodule(getattr(xmod, n))
                    and not isinstance(getattr(xmod, n), enum.EnumMeta)   # (options' enums)
                    and n not in SKIP.get(mod_key, ()) and (not only or n in only))
-    k, n_chunks = chunk
     names = names[len(names) * (k - 1) // n_chunks: len(names) * k // n_chunks]
     return [(n, getattr(xmod, n), getattr(jmod, n)) for n in names]
 
@@ -507,7 +517,8 @@ def classify(j, x, loose=1):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--module", default=",".join(MODULES), type=module_list,
-                    help="numpy,lax,nn,special,linalg,fft,scipy_linalg,stats (or stats.norm)")
+                    help="numpy,lax,nn,special,linalg,fft,scipy_linalg,operators,stats "
+                         "(or stats.norm)")
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--chunk", default=(1, 1), type=chunk_arg,
                     help="k/n: the k-th of n alphabetical slices of each module's names")

@@ -298,6 +298,11 @@ def shape_as_value(shape):
         >>> lax.shape_as_value((2, 3))
         array([2, 3], dtype=int32)
     """
+    if isinstance(shape, core.Tracer) or any(isinstance(d, core.Tracer) for d in shape):
+        # (a traced array as the shape, under jit: jax converts each size to int64 and
+        # concatenates them, where its constant shapes are NumPy arrays)
+        from ..numpy.manipulation import stack
+        return stack([ew.convert_element_type(d, np.dtype(np.int64), False) for d in shape])
     dims = tuple(operator.index(d) for d in shape)
     wide = any(d > np.iinfo(np.int32).max for d in dims)
     return np.asarray(dims, dtype=np.int64 if wide else np.int32)

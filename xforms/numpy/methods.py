@@ -183,6 +183,9 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
+# ... products with a bool array, and quotients of one, which jax computes as a select
+# (NaN * False and False / 0.0 are 0): name -> how many of (x, y) may be that array
+_MASKING = {"__mul__": 2, "__rmul__": 2, "__truediv__": 1}
 # ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
 # divisor's sign or the quotient's (0.0 % -1.0 and -0.0 // inf are -0.0; JAX: 0.0): NumPy's
 # result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
@@ -209,6 +212,9 @@ def _operator_plan(name, np_op, fn, dtype, key):
             jax_like = core.get_aval(fn(x, y))
             if name in _INTEGER_EDGES and jax_like.dtype.kind in "iu":
                 return _XNP
+            if name in _MASKING and jax_like.dtype != bool and bool in (
+                    x.dtype, getattr(y, "dtype", None))[:_MASKING[name]]:
+                return _XNP     # (a bool array may select: xnp.multiply's docstring)
             if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
                 calc = _cast_candidates(x, y, jax_like.dtype)[0]
                 if calc == np.result_type(x, y) and not jax_like.weak_type:
@@ -274,10 +280,13 @@ def _truediv(x, y):
 
 def _power(x, y, np_pow=np.ndarray.__pow__):
     """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values,
-    complex_arith/power.py, by the eager tier's kernel where built); else NumPy's operator
-    (a Python scalar exponent, other dtypes: as before).  NumPy's C99 complex power
-    differed from jax at 9,335 of the 29,282 parts of the eager kernels' test grid
-    (0j ** (1+1j): jax nan+nanj, NumPy 0j).
+    complex_arith/power.py, by the eager tier's kernel where built); of any other operands
+    with a complex result (a Python complex or integer exponent, a real array beside a
+    complex one, complex64 beside complex128), xnp.power's, as jnp's operator calls it
+    (integer_pow for a concrete integer exponent, else promotion and lax.pow); else NumPy's
+    operator (its real powers are jax's).  NumPy's C99 complex power differed from jax at
+    9,335 of the 29,282 parts of the eager kernels' test grid (0j ** (1+1j): jax nan+nanj,
+    NumPy 0j); its (inf+1j) ** 2.0 is inf+nanj, jax's nan+nanj.
 
         >>> _power(np.array([0j]), np.array([1 + 1j]))      # [nan+nanj]
     """
@@ -285,7 +294,17 @@ def _power(x, y, np_pow=np.ndarray.__pow__):
             and x.dtype.kind == "c"):
         x, y = np.asarray(x), np.asarray(y)
         return eager_kernels.run(powers.pow_p, (x, y), lambda: complex_power.power(x, y))
-    return np_pow(x, y)
+    if _complex_operand(x) or _complex_operand(y):
+        return ufuncs.power(x, y)
+    return powers.as_c_pow(np_pow(x, y), x, y)     # (NumPy's x ** 0.5 is sqrt(x))
+
+
+def _complex_operand(v):
+    """Is v complex: a Python complex, a complex NumPy scalar or array?"""
+    if isinstance(v, (int, float, complex)):
+        return isinstance(v, complex)
+    dtype = getattr(v, "dtype", None)
+    return (np.asarray(v).dtype if dtype is None else dtype).kind == "c"
 
 
 # the NumPy function of an operator, where it is not ndarray's own
@@ -327,7 +346,7 @@ def _numpy_function(name, base, dtype, key, cast):
     if name in _FLOAT_EDGES:
         np_op = getattr(np.ndarray, name)
         return _jax_zero_signs(name, np_op) if kind == "f" else np_op
-    if name in _NP_OPS and kind != "c":
+    if name in _NP_OPS and kind != "c" and not (kind == "f" and "pow" in name):
         return getattr(np.ndarray, name)
     return base
 
@@ -415,6 +434,8 @@ def _weak_kept(name):
     """ndarray's unary operator `name`, weakly typed where the operand is, as JAX's (-x of a
     weak float64 plus a float32 array is float32).  >>> (-xf.jit(lambda t: t * 1.0)(0.5)).weak_type"""
     np_op = getattr(np.ndarray, name)
+    if name == "__pos__":      # (NumPy 2 has no positive of bools; jax's +b is b)
+        np_op = lambda x, pos=np_op: x if x.dtype == bool else pos(x)
 
     def op(x):
         out = np_op(x)

@@ -146,10 +146,52 @@ def sign(x):
 
 add = _binary(ew.add, "add")
 subtract = _binary(ew.sub, "subtract")
-multiply = _binary(ew.mul, "multiply")
+def multiply(x, y):
+    """Elementwise x * y.  A bool array at the result's shape beside a non-bool operand
+    selects, as jax's product does: XLA rewrites A * convert(pred) as select(pred, A, 0), so
+    a NaN or inf that False masks gives +0 (IEEE: NaN, or -0 for a negative) and a complex A
+    that True keeps keeps its parts ((inf+0j) * (1+0j) is inf+nanj).  A broadcast bool array
+    or a Python bool (jax: a constant, not a convert) stays a product.
+
+        >>> multiply(np.array([np.nan, -2.0]), np.array([False, True]))     # [0., -2.]
+    """
+    px, py = promote(x, y, name="multiply")
+    if aval(px).dtype != np.bool_:
+        shape = aval(px).shape or aval(py).shape     # (promote broadcast all but scalars)
+        for mask, other in ((x, py), (y, px)):
+            if _is_full_mask(mask, shape):
+                other = broadcast_to(other, shape) if aval(other).shape != shape else other
+                out = ew.select_n(asarray_operand(mask), ew.like(0, other), other)
+                return with_weak(out, aval(px).weak_type and aval(py).weak_type)  # (as mul's)
+    return ew.mul(px, py)
+
+
+def _is_full_mask(v, shape):
+    """Is v a bool array (not a Python bool) of the result's shape: what jax converts and
+    XLA's simplifier turns into a select?"""
+    return (not isinstance(v, bool) and not is_python_scalar(v)
+            and aval(asarray_operand(v)).dtype == np.bool_
+            and aval(asarray_operand(v)).shape == shape)
 maximum = _binary(ew.max, "maximum")
 minimum = _binary(ew.min, "minimum")
-true_divide = _binary_float(ew.div, "true_divide")
+def true_divide(x, y):
+    """Elementwise x / y in floating point.  A bool array x at the result's shape over a
+    divisor of one element is jax's select(x, 1 / y, 0): XLA divides by a broadcast divisor
+    as a product with its reciprocal, and that product with a converted bool is a select
+    (multiply's docstring), so False / 0.0 is 0 where IEEE's 0 / 0 is NaN.
+
+        >>> true_divide(np.array([True, False]), 0.0)      # [inf, 0.]
+    """
+    px, py = promote(x, y, name="true_divide", inexact=True)
+    shape = aval(px).shape
+    if _is_full_mask(x, shape) and np.size(np.empty(aval(asarray_operand(y)).shape)) == 1:
+        recip = ew.div(ew.like(1, py), py)
+        recip = broadcast_to(recip, shape) if aval(recip).shape != shape else recip
+        out = ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
+        return with_weak(out, aval(px).weak_type and aval(py).weak_type)    # (as div's)
+    return ew.div(px, py)
+
+
 divide = true_divide
 
 
@@ -247,12 +289,17 @@ mod = remainder
 
 
 def _concrete_int(y):
-    """The int of a concrete integer scalar exponent -- a Python int, a NumPy integer scalar
-    or 0-d array, an eager 0-d Array -- or None (bools, traced values, floats, arrays): JAX's
-    power takes integer_pow for these (operator.index of a concrete value), so that
-    int8_array ** np.int64(2) stays int8.  >>> _concrete_int(np.int64(2))   # 2"""
+    """The int of a concrete integer scalar exponent -- a Python int or bool, a NumPy integer
+    scalar or 0-d array, an eager 0-d Array -- or None (NumPy bools, traced values, floats,
+    arrays): JAX's power takes integer_pow for these (operator.index of a concrete value, and
+    Python's True indexes as 1, NumPy's np.True_ not), so that int8_array ** np.int64(2)
+    stays int8 and (inf+1j) ** True is inf+1j (lax.pow's would be nan+nanj).
+
+        >>> _concrete_int(np.int64(2)), _concrete_int(True), _concrete_int(np.True_)
+        (2, 1, None)
+    """
     if isinstance(y, int):
-        return None if isinstance(y, bool) else y
+        return int(y)
     if isinstance(y, (np.integer, np.ndarray)) and y.dtype.kind in "iu" and y.ndim == 0:
         return int(y)
     return None

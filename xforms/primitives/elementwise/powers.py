@@ -27,7 +27,34 @@ def _pow_impl(x, y):      # an integer y at x's dtype, as JAX (NumPy: f32 ** i32
     dt = np.result_type(x)
     if dt.kind == "c":        # XLA's complex power (complex_arith/power.py), y at x's dtype
         return complex_power.power(x, np.asarray(y).astype(dt, copy=False))
-    return np.power(x, y, dtype=dt)
+    return as_c_pow(np.power(x, y, dtype=dt), x, y)
+
+
+def as_c_pow(out, x, y):
+    """NumPy's real power `out` = x ** y with C's pow (jax's, XLA's) where NumPy may have
+    taken an exponent 0.5 as sqrt -- one it reads as a scalar: size 1, or broadcast (a zero
+    stride) --: sqrt(-inf) is NaN and sqrt(-0.0) is -0.0, pow's inf and +0.
+
+        >>> as_c_pow(np.power(np.array([-np.inf, -0.0]), 0.5), np.array([-np.inf, -0.0]), 0.5)
+        array([inf,  0.])
+    """
+    t = type(y)
+    if t is int or t is float and y != 0.5:        # (the common exponents: no array made)
+        return out
+    if t is not float:
+        y = np.asarray(y)
+        if y.size != 1 and 0 not in y.strides or np.asarray(out).dtype.kind != "f":
+            return out
+        if y.size != 1:
+            half = y == 0.5
+            x = np.asarray(x)
+            fixed = np.where(half & np.isneginf(x), np.inf, np.where(half & (x == 0), 0, out))
+            return fixed if isinstance(out, np.ndarray) else fixed[()]
+        if y.reshape(-1)[0] != 0.5:
+            return out
+    fixed = out + 0.0          # (one exponent 0.5: -0.0 + 0 is +0, then the -infs)
+    neg = np.isneginf(x)
+    return np.where(neg, np.inf, fixed)[()] if neg.any() else fixed
 
 
 pow_p = define("pow", _pow_impl, 2, accept=inexact, cost=10.0)
