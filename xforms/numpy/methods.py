@@ -280,13 +280,11 @@ def _truediv(x, y):
 
 def _power(x, y, np_pow=np.ndarray.__pow__):
     """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values,
-    complex_arith/power.py, by the eager tier's kernel where built); of any other operands
-    with a complex result (a Python complex or integer exponent, a real array beside a
-    complex one, complex64 beside complex128), xnp.power's, as jnp's operator calls it
-    (integer_pow for a concrete integer exponent, else promotion and lax.pow); else NumPy's
-    operator (its real powers are jax's).  NumPy's C99 complex power differed from jax at
-    9,335 of the 29,282 parts of the eager kernels' test grid (0j ** (1+1j): jax nan+nanj,
-    NumPy 0j); its (inf+1j) ** 2.0 is inf+nanj, jax's nan+nanj.
+    complex_arith/power.py, by the eager tier's kernel where built); of other operands with a
+    complex result (a Python complex or int exponent, real beside complex, complex64 beside
+    complex128), xnp.power's, as jnp's operator calls it; else NumPy's (its real powers are
+    jax's).  NumPy's C99 complex power differed from jax at 9,335 of the 29,282 parts of the
+    eager kernels' test grid (0j ** (1+1j): jax nan+nanj, NumPy 0j).
 
         >>> _power(np.array([0j]), np.array([1 + 1j]))      # [nan+nanj]
     """
@@ -301,9 +299,7 @@ def _power(x, y, np_pow=np.ndarray.__pow__):
 
 def _complex_operand(v):
     """Is v complex: a Python complex, a complex NumPy scalar or array?"""
-    if isinstance(v, (int, float, complex)):
-        return isinstance(v, complex)
-    dtype = getattr(v, "dtype", None)
+    dtype = None if isinstance(v, (int, float, complex)) else getattr(v, "dtype", None)
     return (np.asarray(v).dtype if dtype is None else dtype).kind == "c"
 
 
