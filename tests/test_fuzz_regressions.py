@@ -1055,3 +1055,27 @@ def test_special_function_translations_in_turn_are_each_their_own():
     r = subprocess.run([sys.executable, "-c", _IN_TURN], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout[-4000:]
+
+
+def test_an_eager_array_raised_to_a_traced_power_inside_a_loop_body():
+    """CI's fuzz (session 34, after the jaxsweep merge): `(x4 * x4 + 0.5) ** xnp.tanh(x5)` in
+    an un-jitted scan's body, x4 an eager Array and the exponent traced: the eager operator's
+    C-pow fix-up called np.asarray on the traced exponent (ConcretizationError)."""
+    import xforms as xf
+    import xforms.numpy as xnp
+    from xforms import lax
+    base = np.array([0.5, 2.0])
+    e = np.array([0.3, -0.4])
+
+    def f(x5):
+        x4 = xnp.asarray(base)
+
+        def step(c, _):
+            return c + (x4 * x4 + 0.5) ** xnp.tanh(x5), None
+        return lax.scan(step, xnp.zeros(2), None, length=2)[0]
+    want = 2 * (base * base + 0.5) ** np.tanh(e)
+    np.testing.assert_allclose(f(e), want, rtol=1e-14)
+    np.testing.assert_allclose(xf.jit(f)(e), want, rtol=1e-14)
+    g = xf.grad(lambda t: f(t).sum())(e)
+    np.testing.assert_allclose(g, want * np.log(base * base + 0.5) * (1 - np.tanh(e) ** 2),
+                               rtol=1e-12)

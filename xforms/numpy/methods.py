@@ -294,7 +294,8 @@ def _power(x, y, np_pow=np.ndarray.__pow__):
         return eager_kernels.run(powers.pow_p, (x, y), lambda: complex_power.power(x, y))
     if _complex_operand(x) or _complex_operand(y):
         return ufuncs.power(x, y)
-    return powers.as_c_pow(np_pow(x, y), x, y)     # (NumPy's x ** 0.5 is sqrt(x))
+    out = np_pow(x, y)      # (a traced operand: xnp.power's, through __array_ufunc__)
+    return out if isinstance(out, Tracer) else powers.as_c_pow(out, x, y)   # (0.5: sqrt)
 
 
 def _complex_operand(v):
