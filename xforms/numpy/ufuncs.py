@@ -1,4 +1,6 @@
 """Elementwise functions of `xforms.numpy` (NumPy names, JAX dtype rules)."""
+import math
+
 import numpy as np
 
 from ..core import trace as core
@@ -184,7 +186,7 @@ def true_divide(x, y):
     """
     px, py = promote(x, y, name="true_divide", inexact=True)
     shape = aval(px).shape
-    if _is_full_mask(x, shape) and np.size(np.empty(aval(asarray_operand(y)).shape)) == 1:
+    if _is_full_mask(x, shape) and math.prod(aval(asarray_operand(y)).shape) == 1:
         recip = ew.div(ew.like(1, py), py)
         recip = broadcast_to(recip, shape) if aval(recip).shape != shape else recip
         out = ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
