@@ -70,12 +70,14 @@ def element_eqn(prim, dtypes, size=2):
     return Eqn(prim, [Var(a) for a in avals], [Var(outs[0])], {})
 
 
-def module_text(tys, oty, decls, body, threaded, redo=None):
+def module_text(tys, oty, decls, body, threaded, redo=None, flagged=False):
     """LLVM IR of the kernel `void xf_eager(out, n, chunk, a0, a1, ...)` whose operands
     hold `tys` and result `oty`: for i < n, `body` (lines reading %a0[%i], ... and storing
     %out[%i]; it may branch), in chunks of `chunk` elements (on the team where `threaded`).
     `redo` (test lines setting %bad, lines storing %out[%j]): a second pass over each
-    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles).
+    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles);
+    `flagged`: `body` also sets %flag (i1), and the redo pass runs on the chunks where it
+    was set for some element only.
     """
     k = len(tys)
     slots = 5 + k                        # fn, chunks (xf_parallel's), out, n, chunk, a0, ...
@@ -93,23 +95,29 @@ def module_text(tys, oty, decls, body, threaded, redo=None):
         "  %lo = mul i64 %c0, %chunk", "  %hi0 = mul i64 %c1, %chunk",
         "  %over = icmp sgt i64 %hi0, %n", "  %hi = select i1 %over, i64 %n, i64 %hi0",
         "  %empty = icmp sge i64 %lo, %hi", "  br i1 %empty, label %done, label %loop",
-        "loop:", "  %i = phi i64 [%lo, %entry], [%i1, %latch]", *body,
+        "loop:", "  %i = phi i64 [%lo, %entry], [%i1, %latch]",
+        *(["  %any = phi i1 [false, %entry], [%any1, %latch]"] if flagged else []), *body,
         "  br label %latch", "latch:",
+        *(["  %any1 = or i1 %any, %flag"] if flagged else []),
         "  %i1 = add nuw nsw i64 %i, 1", "  %more = icmp slt i64 %i1, %hi",
         "  br i1 %more, label %loop, label %done",
-        "done:", *_redo_pass(redo), "  ret void", "}",
+        "done:", *_redo_pass(redo, flagged), "  ret void", "}",
         f"define void @{_NAME}({', '.join(f'{t} %{x}' for x, t in zip(names, kinds))}) {{",
         "entry:", f"  %ctx = alloca [{slots} x i64]", *slot, *stores,
         "  %c1 = add i64 %n, %chunk", "  %c2 = sub i64 %c1, 1",
         "  %nch = sdiv i64 %c2, %chunk", launch, "  ret void", "}", ""])
 
 
-def _redo_pass(redo):
-    """The lines after the chunk's loop (module_text's label `done`) of its `redo` pass."""
+def _redo_pass(redo, flagged=False):
+    """The lines after the chunk's loop (module_text's label `done`) of its `redo` pass
+    (`flagged`: where the loop's %flag was set for some element)."""
     if redo is None:
         return []
     test, lines = redo
-    return ["  br i1 %empty, label %exit, label %fix", "fix:",
+    skip = (["  %anyd = phi i1 [false, %entry], [%any1, %latch]",
+             "  br i1 %anyd, label %fix, label %exit"] if flagged else
+            ["  br i1 %empty, label %exit, label %fix"])
+    return [*skip, "fix:",
             "  %j = phi i64 [%lo, %done], [%j1, %fixnext]", *test,
             "  br i1 %bad, label %redo, label %fixnext", "redo:", *lines,
             "  br label %fixnext", "fixnext:", "  %j1 = add nuw nsw i64 %j, 1",
@@ -129,26 +137,38 @@ def _element_call(tys, fn, i, tag):
                     f"  store {oty} %{tag}r, ptr %{tag}qo"]
 
 
-def formula_text(eqn, fn, threaded, scalar=None):
+def formula_text(eqn, fn, threaded, scalar=None, nan_redo=False):
     """The kernel (`module_text`) of complex equation `eqn` whose element function is
     translation `fn` (complexes.formula): out[i] = fn(a0[i], a1[i], ...).  `scalar`: the
     libm translation that redoes the elements whose operand 0's imaginary part is beyond
-    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form)."""
+    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form), or with `nan_redo`, the
+    full function that redoes the elements where `fn` (its fast form: complex_arith's
+    FAST_NAMES) gave a NaN part, in the chunks where it gave one."""
     tys = [complexes.value_type(v) for v in eqn.invars]
     decls = {*fn.decls, *fn.texts}
-    redo = None
+    redo, body = None, _element_call(tys, fn, "%i", "")
     if scalar is not None:
         part = complexes.part_type(tys[0])
         bits = "f32" if part == "float" else "f64"
         decls |= {*scalar.decls, *scalar.texts, f"declare {part} @llvm.fabs.{bits}({part})"}
-        test = [f"  %tq = getelementptr {tys[0]}, ptr %a0, i64 %j",
-                f"  %tv = load {tys[0]}, ptr %tq", f"  %tim = extractvalue {tys[0]} %tv, 1",
-                f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
-                f"  %bad = fcmp ogt {part} %tabs, "
-                f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
+        if nan_redo:
+            oty = fn.ret.llvm
+            body += ["  %fre = extractvalue {} %r, 0".format(oty),
+                     "  %fim = extractvalue {} %r, 1".format(oty),
+                     "  %flag = fcmp uno {} %fre, %fim".format(part)]
+            test = [f"  %tq = getelementptr {oty}, ptr %out, i64 %j",
+                    f"  %tv = load {oty}, ptr %tq", f"  %tre = extractvalue {oty} %tv, 0",
+                    f"  %tim = extractvalue {oty} %tv, 1",
+                    f"  %bad = fcmp uno {part} %tre, %tim"]
+        else:
+            test = [f"  %tq = getelementptr {tys[0]}, ptr %a0, i64 %j",
+                    f"  %tv = load {tys[0]}, ptr %tq",
+                    f"  %tim = extractvalue {tys[0]} %tv, 1",
+                    f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
+                    f"  %bad = fcmp ogt {part} %tabs, "
+                    f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
         redo = test, _element_call(tys, scalar, "%j", "s")
-    return module_text(tys, fn.ret.llvm, decls, _element_call(tys, fn, "%i", ""), threaded,
-                       redo)
+    return module_text(tys, fn.ret.llvm, decls, body, threaded, redo, nan_redo)
 
 
 class _Body(loops.Loops):
@@ -264,7 +284,11 @@ def build(prim, dtypes):
         ns = max(eqn_ns(eqn), _FORMULA_NS[np.dtype(eqn.invars[0].aval.dtype)])
         vec = (complexes.formula(eqn, vecmath.vector_math)
                if prim.facts.vec_complex else None)
-        if vec is None:
+        fast = complexes.formula(eqn, vecmath.vector_math, fast=True)
+        if fast is not None:             # (its NaN elements redone: a second read of them)
+            two_pass = True
+            text = formula_text(eqn, fast, threaded, fn, nan_redo=True)
+        elif vec is None:
             text = formula_text(eqn, fn, threaded)
         else:
             two_pass = prim.facts.vec_complex == "redo"
