@@ -53,7 +53,8 @@ _PLAN_SIZE = 4096
 # model's 0.04 for arithmetic without a math function left x / y, x * y and |x| at 10^5
 # elements on one thread (2.1-2.3x JAX's time in the published eager rows); measured on
 # one thread, 2026-12-01, load 10: div 2.4 / 4.9 ns (complex64 / complex128), mul 0.8 /
-# 3.0, abs 0.5 / 2.0, sqrt 6 / 16, exp 19 / 33, log 57 / 63, pow 75 / 89
+# 3.0, abs 0.5 / 2.0, sqrt 6 / 16, exp 19 / 33, log 57 / 63, pow 75 / 89; the fast forms
+# (session 35, 10^6, load 8-21): div 1.3-2.5 / 3.6-4.2, sqrt 1.8-2.8 / 4.6-5.0, pow 14-19 / -
 _FORMULA_NS = {np.dtype(np.complex64): 2.0, np.dtype(np.complex128): 4.0}
 
 
