@@ -8,7 +8,11 @@ A complex operation's element function is the one the direct LLVM path's loops c
 the same equation (ops/complexes.py `translated`: complex_arith's scalar function,
 translated from its Python source, `formula_text`); a real one's loop body is `jit`'s loop
 body itself (`loop_text`: the plan of the one equation, its loop emitted by loops.Loops),
-so eager and `jit` give the same bits.  The loop itself is written here, with the size
+so eager and `jit` give the same bits -- but for exp, log, log1p (vecmath's polynomials:
+within 4 eps) and complex64 x ** y (its fast form, below: a few float32 roundings times
+the power's condition).  Where complex_arith has a fast form of the function (FAST_NAMES:
+x / y, sqrt, complex64 x ** y: branch-free, NaN where the full function must decide), the
+loop computes that and redoes the elements with a NaN part with the full function.  The loop itself is written here, with the size
 and the chunk length as arguments: nothing depends on the shape, so a process compiles
 each kernel once and the object code is kept on disk by the engine
 (engine.compile_function, build/object_cache).  Chunks run on OpenMP's team (team.py)
