@@ -91,6 +91,33 @@ def _within_ulps(got, jitted, dtype, ulps=4):
     assert ok.all(), np.flatnonzero(~ok)[:5]
 
 
+def _within_modulus(got, jitted, rtol):
+    """NaNs at the same places, the same bits where either part is infinite or zero, each
+    element within rtol |jit's| (an array: each element's) and a few float32 denormals of
+    jit's (complex64 power's kernel, power_fast: a part near 0 carries the error of cos q
+    or sin q near their zeros)."""
+    g, f = _bits(got), _bits(jitted)
+    assert np.array_equal(np.isnan(g), np.isnan(f))
+    special = ~(np.isfinite(g) & np.isfinite(f)) | (g == 0) | (f == 0)
+    special &= ~np.isnan(g)
+    assert np.array_equal(g[special].view(np.uint8), f[special].view(np.uint8)), \
+        np.flatnonzero(special)[g[special] != f[special]][:5]
+    a, b = np.asarray(got).ravel(), np.asarray(jitted).ravel()
+    fine = np.isfinite(a) & np.isfinite(b)
+    err = np.abs(a[fine].astype(np.complex128) - b[fine])
+    tol = np.broadcast_to(rtol, a.shape)[fine] * np.abs(b[fine]) + 8 * 2.0 ** -149  # (denormals)
+    assert (err <= tol).all(), np.flatnonzero(fine)[err > tol][:5]
+
+
+def _power_rtol(x, y):
+    """4 float32 roundings of x ** y = e^(y log x) times its condition, 1 + |y| (|log |x||
+    + pi): an ulp of float32's angle or log |x| moves the power by |y| of them."""
+    with np.errstate(all="ignore"):
+        cond = 1 + np.abs(y.astype(np.complex128)) * (np.abs(np.log(np.abs(
+            x.astype(np.complex128)))) + np.pi)
+    return 4 * np.finfo(np.float32).eps * np.where(np.isfinite(cond), cond, 1)
+
+
 @pytest.fixture
 def every_size(monkeypatch):
     """Kernels built for any size (the grids are smaller than MIN_ELEMENTS)."""
@@ -128,6 +155,8 @@ def test_kernel_gives_jits_bits(prim, dtype, every_size):
     jitted = xf.jit(lambda *a: prim.bind(*a), tiered=False)(*xs)
     if prim.facts.vec_complex:
         _within_ulps(got, jitted, dtype)
+    elif prim is powers.pow_p and dtype == np.complex64:      # (power_fast: vecmath's)
+        _within_modulus(got, jitted, _power_rtol(*xs))
     else:
         _same_up_to_nan(got, jitted)
     # the ordinary values (the grid's specials aside) within rounding of the NumPy forms
@@ -255,6 +284,52 @@ def test_exp_redoes_large_angles_in_place_too(dtype, every_size):
     same = x.copy()
     assert exponentials.exp_p.facts.into(same, same)[0] is same
     _same_up_to_nan(same, got)
+
+
+FAST = [(arithmetic.div_p, np.complex64), (arithmetic.div_p, np.complex128),
+        (powers.sqrt_p, np.complex64), (powers.sqrt_p, np.complex128),
+        (powers.pow_p, np.complex64)]
+
+
+@pytest.mark.parametrize("prim,dtype", FAST, ids=lambda v: getattr(v, "name", None))
+def test_fast_forms_redo_their_nan_elements_in_place_too(prim, dtype, every_size):
+    """x / y, sqrt and complex64 x ** y compute a branch-free fast form (complex_arith's
+    FAST_NAMES: Smith's quotient without C99's corners, sqrt's ordinary branch, power's
+    general one by vecmath) and redo the elements where it gave a NaN part with the full
+    function; corners sprinkled among ordinary elements, written into the first operand's
+    own buffer (kernels.run's `out`), still come out as `jit`'s."""
+    xs = [_random(dtype, 3000, seed=3 + k) for k in range(2 if prim in BINARY else 1)]
+    corners = _grid(dtype, PAIR_PARTS)
+    for x in xs:
+        x[::5][:corners.size] = np.resize(corners, x[::5][:corners.size].size)
+        corners = corners[::-1]
+    want = np.asarray(xf.jit(lambda *a: prim.bind(*a), tiered=False)(*xs))
+    check = _within_modulus if prim is powers.pow_p else (
+        lambda g, w, _: _same_up_to_nan(g, w))
+    rtol = _power_rtol(*xs) if prim is powers.pow_p else None
+    check(np.asarray(prim.bind(*xs)), want, rtol)
+    same = [x.copy() for x in xs]
+    assert eager_kernels.run(prim, same, lambda: None, out=same[0]) is same[0]
+    check(same[0], want, rtol)
+
+
+def test_fast_forms_call_no_libm():
+    """The fast forms' translations call no libm function (a loop calling one does not
+    vectorise: complex64 x ** y ran 75 ns an element on libm's powf, atan2f, sinf, cosf);
+    complex128 x ** y has none (e^(c log r) in float64 is not its power)."""
+    from xforms.kernels.cpu.llvm import eager, vecmath
+    from xforms.kernels.cpu.llvm.ops import complexes
+    for prim, dtype in FAST:
+        n = 2 if prim in BINARY else 1
+        eqn = eager.element_eqn(prim, (np.dtype(dtype),) * n)
+        fn = complexes.formula(eqn, vecmath.vector_math, fast=True)
+        assert fn is not None, (prim, dtype)
+        text = "\n".join([*fn.texts, *fn.decls])
+        for libm in ("@powf", "@atan2f", "@sinf", "@cosf", "@logf", "@expf", "@pow(",
+                     "@atan2(", "@sin(", "@cos(", "@log(", "@exp("):
+            assert libm not in text, (prim, dtype, libm)
+    eqn = eager.element_eqn(powers.pow_p, (np.dtype(np.complex128),) * 2)
+    assert complexes.formula(eqn, vecmath.vector_math, fast=True) is None
 
 
 def test_the_kernel_answers_after_warm_up():

@@ -22,6 +22,14 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
                 "complex_acosh": "acosh_scalar", "complex_atan": "atan_scalar",
                 "complex_atanh": "atanh_scalar",
                 "complex_pow": "power_scalar"}
+# a kernel name's fast form, where it has one: its value wherever no part is NaN, NaN
+# wherever the full function must decide (the eager tier's kernels compute it over the
+# array and redo those elements with the full function: xforms/kernels/cpu/llvm/eager.py)
+FAST_NAMES = {"complex_div": "divide_fast", "complex_sqrt": "sqrt_fast",
+              "complex_pow": "power_fast"}
+# the operand dtypes a fast form is for, where not all (power_fast's r^c is float64's
+# e^(c log r): a float32's to rounding, not a float64's)
+FAST_DTYPES = {"complex_pow": ("complex64",)}
 
 
 def build(decorator, fused=True):

@@ -211,6 +211,32 @@ def sqrt_scalar(z):
     return complex(v, -v if y < 0 else v)           # (x NaN)
 
 
+def sqrt_fast(z):
+    """`sqrt_scalar` on its ordinary branch (|x| != |y|, u neither 0 nor infinite), the
+    same operations in the same order; NaN in a part elsewhere (the eager tier's kernel
+    redoes those elements with sqrt_scalar: xforms/kernels/cpu/llvm/eager.py).  No branch
+    but selects, so a loop of it vectorises (sqrt_scalar's loop computed the scaled
+    branch's five square roots for every element).
+
+        >>> sqrt_fast(-4 + 0j), sqrt_fast(1 + 1j)      # (2j, (nan+nanj))
+    """
+    x, y = own_parts(z)
+    t = type(x)
+    half = t(0.5)
+    ax, ay = abs(x), abs(y)
+    big, small = _max(ax, ay), _min(ax, ay)
+    r = _div(small, big)
+    rr = r * r
+    s = sqrt_typed(rr + t(1.0))
+    hyp = big + big * rr * half if s == 1.0 and rr > 0 else big * s    # (_hypot's)
+    w = sqrt_typed(hyp * half + ax * half)
+    u = w if ax != ay and w != 0 and w != math.inf else t(math.nan)
+    v = _div(ay, u * t(2.0))
+    if x >= 0:
+        return complex(u, -v if y < 0 else v)
+    return complex(v, -u if y < 0 else u)            # (x NaN: u is)
+
+
 def _cosm1(v):
     """cos v - 1 as XLA's cosm1, in v's type: -2 sin^2(v/2) near 0 (no cancellation),
     cos v - 1 beyond pi/4 (where the halved argument would reduce differently).  +0 where

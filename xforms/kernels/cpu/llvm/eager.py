@@ -8,7 +8,11 @@ A complex operation's element function is the one the direct LLVM path's loops c
 the same equation (ops/complexes.py `translated`: complex_arith's scalar function,
 translated from its Python source, `formula_text`); a real one's loop body is `jit`'s loop
 body itself (`loop_text`: the plan of the one equation, its loop emitted by loops.Loops),
-so eager and `jit` give the same bits.  The loop itself is written here, with the size
+so eager and `jit` give the same bits -- but for exp, log, log1p (vecmath's polynomials:
+within 4 eps) and complex64 x ** y (its fast form, below: a few float32 roundings times
+the power's condition).  Where complex_arith has a fast form of the function (FAST_NAMES:
+x / y, sqrt, complex64 x ** y: branch-free, NaN where the full function must decide), the
+loop computes that and redoes the elements with a NaN part with the full function.  The loop itself is written here, with the size
 and the chunk length as arguments: nothing depends on the shape, so a process compiles
 each kernel once and the object code is kept on disk by the engine
 (engine.compile_function, build/object_cache).  Chunks run on OpenMP's team (team.py)
@@ -53,7 +57,8 @@ _PLAN_SIZE = 4096
 # model's 0.04 for arithmetic without a math function left x / y, x * y and |x| at 10^5
 # elements on one thread (2.1-2.3x JAX's time in the published eager rows); measured on
 # one thread, 2026-12-01, load 10: div 2.4 / 4.9 ns (complex64 / complex128), mul 0.8 /
-# 3.0, abs 0.5 / 2.0, sqrt 6 / 16, exp 19 / 33, log 57 / 63, pow 75 / 89
+# 3.0, abs 0.5 / 2.0, sqrt 6 / 16, exp 19 / 33, log 57 / 63, pow 75 / 89; the fast forms
+# (session 35, 10^6, load 8-21): div 1.3-2.5 / 3.6-4.2, sqrt 1.8-2.8 / 4.6-5.0, pow 14-19 / -
 _FORMULA_NS = {np.dtype(np.complex64): 2.0, np.dtype(np.complex128): 4.0}
 
 
@@ -70,12 +75,14 @@ def element_eqn(prim, dtypes, size=2):
     return Eqn(prim, [Var(a) for a in avals], [Var(outs[0])], {})
 
 
-def module_text(tys, oty, decls, body, threaded, redo=None):
+def module_text(tys, oty, decls, body, threaded, redo=None, flagged=False):
     """LLVM IR of the kernel `void xf_eager(out, n, chunk, a0, a1, ...)` whose operands
     hold `tys` and result `oty`: for i < n, `body` (lines reading %a0[%i], ... and storing
     %out[%i]; it may branch), in chunks of `chunk` elements (on the team where `threaded`).
     `redo` (test lines setting %bad, lines storing %out[%j]): a second pass over each
-    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles).
+    chunk that rewrites element %j where %bad (vecmath.vector_math: exp's large angles);
+    `flagged`: `body` also sets %flag (i1), and the redo pass runs on the chunks where it
+    was set for some element only.
     """
     k = len(tys)
     slots = 5 + k                        # fn, chunks (xf_parallel's), out, n, chunk, a0, ...
@@ -93,23 +100,29 @@ def module_text(tys, oty, decls, body, threaded, redo=None):
         "  %lo = mul i64 %c0, %chunk", "  %hi0 = mul i64 %c1, %chunk",
         "  %over = icmp sgt i64 %hi0, %n", "  %hi = select i1 %over, i64 %n, i64 %hi0",
         "  %empty = icmp sge i64 %lo, %hi", "  br i1 %empty, label %done, label %loop",
-        "loop:", "  %i = phi i64 [%lo, %entry], [%i1, %latch]", *body,
+        "loop:", "  %i = phi i64 [%lo, %entry], [%i1, %latch]",
+        *(["  %any = phi i1 [false, %entry], [%any1, %latch]"] if flagged else []), *body,
         "  br label %latch", "latch:",
+        *(["  %any1 = or i1 %any, %flag"] if flagged else []),
         "  %i1 = add nuw nsw i64 %i, 1", "  %more = icmp slt i64 %i1, %hi",
         "  br i1 %more, label %loop, label %done",
-        "done:", *_redo_pass(redo), "  ret void", "}",
+        "done:", *_redo_pass(redo, flagged), "  ret void", "}",
         f"define void @{_NAME}({', '.join(f'{t} %{x}' for x, t in zip(names, kinds))}) {{",
         "entry:", f"  %ctx = alloca [{slots} x i64]", *slot, *stores,
         "  %c1 = add i64 %n, %chunk", "  %c2 = sub i64 %c1, 1",
         "  %nch = sdiv i64 %c2, %chunk", launch, "  ret void", "}", ""])
 
 
-def _redo_pass(redo):
-    """The lines after the chunk's loop (module_text's label `done`) of its `redo` pass."""
+def _redo_pass(redo, flagged=False):
+    """The lines after the chunk's loop (module_text's label `done`) of its `redo` pass
+    (`flagged`: where the loop's %flag was set for some element)."""
     if redo is None:
         return []
     test, lines = redo
-    return ["  br i1 %empty, label %exit, label %fix", "fix:",
+    skip = (["  %anyd = phi i1 [false, %entry], [%any1, %latch]",
+             "  br i1 %anyd, label %fix, label %exit"] if flagged else
+            ["  br i1 %empty, label %exit, label %fix"])
+    return [*skip, "fix:",
             "  %j = phi i64 [%lo, %done], [%j1, %fixnext]", *test,
             "  br i1 %bad, label %redo, label %fixnext", "redo:", *lines,
             "  br label %fixnext", "fixnext:", "  %j1 = add nuw nsw i64 %j, 1",
@@ -129,26 +142,38 @@ def _element_call(tys, fn, i, tag):
                     f"  store {oty} %{tag}r, ptr %{tag}qo"]
 
 
-def formula_text(eqn, fn, threaded, scalar=None):
+def formula_text(eqn, fn, threaded, scalar=None, nan_redo=False):
     """The kernel (`module_text`) of complex equation `eqn` whose element function is
     translation `fn` (complexes.formula): out[i] = fn(a0[i], a1[i], ...).  `scalar`: the
     libm translation that redoes the elements whose operand 0's imaginary part is beyond
-    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form)."""
+    vecmath.REDO_ABOVE in size (`fn` is exp's vectorised form), or with `nan_redo`, the
+    full function that redoes the elements where `fn` (its fast form: complex_arith's
+    FAST_NAMES) gave a NaN part, in the chunks where it gave one."""
     tys = [complexes.value_type(v) for v in eqn.invars]
     decls = {*fn.decls, *fn.texts}
-    redo = None
+    redo, body = None, _element_call(tys, fn, "%i", "")
     if scalar is not None:
         part = complexes.part_type(tys[0])
         bits = "f32" if part == "float" else "f64"
         decls |= {*scalar.decls, *scalar.texts, f"declare {part} @llvm.fabs.{bits}({part})"}
-        test = [f"  %tq = getelementptr {tys[0]}, ptr %a0, i64 %j",
-                f"  %tv = load {tys[0]}, ptr %tq", f"  %tim = extractvalue {tys[0]} %tv, 1",
-                f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
-                f"  %bad = fcmp ogt {part} %tabs, "
-                f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
+        if nan_redo:
+            oty = fn.ret.llvm
+            body += ["  %fre = extractvalue {} %r, 0".format(oty),
+                     "  %fim = extractvalue {} %r, 1".format(oty),
+                     "  %flag = fcmp uno {} %fre, %fim".format(part)]
+            test = [f"  %tq = getelementptr {oty}, ptr %out, i64 %j",
+                    f"  %tv = load {oty}, ptr %tq", f"  %tre = extractvalue {oty} %tv, 0",
+                    f"  %tim = extractvalue {oty} %tv, 1",
+                    f"  %bad = fcmp uno {part} %tre, %tim"]
+        else:
+            test = [f"  %tq = getelementptr {tys[0]}, ptr %a0, i64 %j",
+                    f"  %tv = load {tys[0]}, ptr %tq",
+                    f"  %tim = extractvalue {tys[0]} %tv, 1",
+                    f"  %tabs = call {part} @llvm.fabs.{bits}({part} %tim)",
+                    f"  %bad = fcmp ogt {part} %tabs, "
+                    f"{llvm_const(vecmath.REDO_ABOVE, part)}"]
         redo = test, _element_call(tys, scalar, "%j", "s")
-    return module_text(tys, fn.ret.llvm, decls, _element_call(tys, fn, "%i", ""), threaded,
-                       redo)
+    return module_text(tys, fn.ret.llvm, decls, body, threaded, redo, nan_redo)
 
 
 class _Body(loops.Loops):
@@ -264,7 +289,11 @@ def build(prim, dtypes):
         ns = max(eqn_ns(eqn), _FORMULA_NS[np.dtype(eqn.invars[0].aval.dtype)])
         vec = (complexes.formula(eqn, vecmath.vector_math)
                if prim.facts.vec_complex else None)
-        if vec is None:
+        fast = complexes.formula(eqn, vecmath.vector_math, fast=True)
+        if fast is not None:             # (its NaN elements redone: a second read of them)
+            two_pass = True
+            text = formula_text(eqn, fast, threaded, fn, nan_redo=True)
+        elif vec is None:
             text = formula_text(eqn, fn, threaded)
         else:
             two_pass = prim.facts.vec_complex == "redo"

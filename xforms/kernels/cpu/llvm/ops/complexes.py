@@ -90,12 +90,14 @@ def takes(eqn):
     return eqn.prim in ELEMENTWISE and bool(translated(eqn))
 
 
-def formula(eqn, vector=None):
+def formula(eqn, vector=None, fast=False):
     """The translation (`translated`) a loop calls for complex equation `eqn` where it
     calls one of complex_arith's functions (XLA's formulas: x / y, exp, |x|, ...), else
     None (add, real, a compare, max: spelled here or plain arithmetic): what the eager
     tier's kernels compile (xforms/kernels/cpu/llvm/eager.py); with `vector`, its math
-    calls replaced (python_ir.translate; vecmath.vector_math).
+    calls replaced (python_ir.translate; vecmath.vector_math); with `fast`, its function's
+    fast form (complex_arith.FAST_NAMES: NaN where the full one must decide), None where
+    it has none.
 
         >>> formula(div_eqn).symbol         # 'xf_py_expr_...'
     """
@@ -105,7 +107,13 @@ def formula(eqn, vector=None):
     text = expression(eqn) or ""
     if not any(f"{name}(" in text for name in complex_arith.KERNEL_NAMES):
         return None
-    return translated(eqn, vector)
+    if fast:
+        names = [k for k in complex_arith.FAST_NAMES if f"{k}(" in text]
+        dt = np.dtype(eqn.invars[0].aval.dtype).name
+        if len(names) != 1 or dt not in complex_arith.FAST_DTYPES.get(names[0], (dt,)):
+            return None
+        text = text.replace(f"{names[0]}(", f"{names[0]}_fast(")
+    return translated(eqn, vector, text)
 
 
 def constant(value, ty):
@@ -171,7 +179,8 @@ class _Ctx(ScalarCtx):
 # Numba (its `fma` LLVM's fma); the expressions see them by their kernel names
 _NS = complex_arith.namespace()
 _NS["fma"] = python_ir.FMA
-_EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()}}
+_EXPR = {"np": np, **{k: _NS[v] for k, v in complex_arith.KERNEL_NAMES.items()},
+         **{f"{k}_fast": _NS[v] for k, v in complex_arith.FAST_NAMES.items()}}
 _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
              np.dtype(np.complex128): python_ir.COMPLEX128,
              np.dtype(np.float32): python_ir.F32, np.dtype(np.float64): python_ir.F64,
@@ -179,15 +188,16 @@ _PY_TYPES = {np.dtype(np.complex64): python_ir.COMPLEX64,
 _translations = {}
 
 
-def translated(eqn, vector=None):
+def translated(eqn, vector=None, text=None):
     """The translation (python_ir.Translated) of the expression the Numba path prints for
     complex equation `eqn` (xforms/kernels/loops/scalar_rules.py, its operands `a0`,
-    `a1`, ...), or None where it does not translate: a cmath function, a complex `**`.
+    `a1`, ...; `text`: another expression of them), or None where it does not translate: a
+    cmath function, a complex `**`.
 
         >>> translated(exp_eqn).symbol      # 'xf_py_expr_...': return complex_exp(a0)
     """
     tys = [_PY_TYPES.get(np.dtype(v.aval.dtype)) for v in (*eqn.invars, *eqn.outvars)]
-    text = expression(eqn)
+    text = expression(eqn) if text is None else text
     if text is None or None in tys:
         return None
     key = (text, *tys, vector)
