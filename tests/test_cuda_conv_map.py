@@ -146,7 +146,8 @@ def test_conv_call_falls_back_without_cublas_and_obeys_the_override(monkeypatch)
     assert vendor.conv_call(spec, *args, np.float32) is None
     monkeypatch.setattr(vendor, "_bound", {"cublas": object()})
     plan, dtype, compute = vendor.conv_call(spec, *args, np.float32)
-    assert (dtype, compute, plan.gemm.k) == ("float32", 68, 288)   # COMPUTE_32F, not TF32
+    assert (dtype, compute, plan.gemm.k) == ("float32", 77, 288)   # TF32 at DEFAULT, as JAX
+    assert vendor.conv_call(spec, *args, np.float32, "highest")[2] == 68   # COMPUTE_32F
     assert vendor.conv_call(spec, *args, np.float32, fused=True) is None
     assert vendor.conv_call(spec, *args, np.int32) is None
     assert vendor.conv_call(dataclasses.replace(spec, vendor=False), *args, np.float32) is None

@@ -439,10 +439,13 @@ def _algorithm_dtype(precision, dtype, name):
     raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
 
 
-def _precision_param(precision):
-    """dot_general's `precision` parameter for JAX's setting: None (DEFAULT), "high" or
-    "highest"; a (lhs, rhs) pair counts as its higher, as XLA's GPU backend takes it; the
-    float32/float64 algorithms as "highest"."""
+def precision_param(precision):
+    """dot_general's (and conv_general_dilated's) `precision` parameter for JAX's setting:
+    None (DEFAULT), "high" or "highest"; a (lhs, rhs) pair counts as its higher, as XLA's
+    GPU backend takes it; the float32/float64 algorithms as "highest".
+
+        >>> precision_param((Precision.DEFAULT, "highest"))        # "highest"
+    """
     if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
         return "highest" if precision in _IN_TYPE else None
     pair = precision if isinstance(precision, (tuple, list)) else (precision,)
@@ -473,7 +476,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     _check_precision(precision, "dot_general")
     operands = np.promote_types(aval_of(lhs).dtype, aval_of(rhs).dtype)
     algorithm = _algorithm_dtype(precision, operands, "dot_general")
-    level = _precision_param(precision)
+    level = precision_param(precision)
     if preferred_element_type is None and algorithm is None:
         return _dot_general(lhs, rhs, dimension_numbers, level)
     want = operands if preferred_element_type is None else \

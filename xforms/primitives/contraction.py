@@ -85,8 +85,9 @@ declare(dot_general_p, CONTRACTION,
         fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
-# xf.default_matmul_precision's settings as the products' precision (JAX's reading of them)
-_CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+# xf.default_matmul_precision's settings as the products' and convolutions' precision (JAX's
+# reading of them; primitives/conv.py reads it too)
+CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
                      "highest": "highest", "float32": "highest", "tensorfloat32_3x": "highest"}
 
 
@@ -101,7 +102,7 @@ def dot_general(x, y, dimension_numbers, precision=None):
     dn = interned(((tuple(map(int, lc)), tuple(map(int, rc))),
                    (tuple(map(int, lb)), tuple(map(int, rb)))))
     if precision is None and config.trace_options:
-        precision = _CONFIG_PRECISION.get(config.default_matmul_precision.value)
+        precision = CONFIG_PRECISION.get(config.default_matmul_precision.value)
     extra = {} if precision is None else {"precision": precision}
     return dot_general_p.bind(x, y, dimension_numbers=dn, **extra)
 
