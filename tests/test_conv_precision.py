@@ -42,6 +42,8 @@ def test_precision_rides_on_the_convolutions_a_gradient_makes():
     assert _levels(grad_of(lax.Precision.HIGH)(X32, W32)) == ["high"] * 3
     assert _levels(grad_of(("default", "highest"))(X32, W32)) == ["highest"] * 3
     assert _levels(grad_of(None)(X32, W32)) == [None] * 3
+    assert _levels(grad_of("bfloat16_3x")(X32, W32)) == ["high"] * 3     # JAX's HIGH
+    assert _levels(grad_of("fastest")(X32, W32)) == [None] * 3
     jvp = xf.make_jaxpr(lambda x, t: xf.jvp(lambda x: _conv("high")(x, W32), (x,), (t,)))
     assert set(_levels(jvp(X32, X32))) == {"high"}
     batched = xf.vmap(_conv("highest"), in_axes=(0, None))

@@ -14,10 +14,10 @@ import numpy as np
 from ..core import trace as core
 from ..core.avals import promote_types
 from ..numpy._util import aval, asarray_operand, convert
+from ..primitives.contraction import precision_level
 from ..primitives.conv import conv_general_dilated_raw, dilate_dim
 from ..primitives.elementwise import convert_element_type
 from ..primitives.structural import rev, transpose
-from .helpers import precision_param
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers",
                                               ["lhs_spec", "rhs_spec", "out_spec"])
@@ -99,7 +99,7 @@ def _same_dtype(*xs):
 
 def _check_precision(precision):
     ok = (None, "default", "high", "highest", "DEFAULT", "HIGH", "HIGHEST", "bfloat16",
-          "tensorfloat32", "float32")
+          "tensorfloat32", "float32", "fastest", "bfloat16_3x")      # JAX 0.10.2's names
     ps = precision if isinstance(precision, (tuple, list)) else (precision,)
     for p in ps:
         if p not in ok and type(p).__name__ != "Precision":
@@ -156,7 +156,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs = (convert_element_type(v, want) for v in (lhs, rhs))
     return conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation,
                                     rhs_dilation, tuple(dn), feature_group_count,
-                                    batch_group_count, precision_param(precision))
+                                    batch_group_count, precision_level(precision))
 
 
 def _preferred(operands, preferred):

@@ -349,9 +349,10 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 # ---- precision, dot_general with JAX's keywords, fft ----------------------------------------
 class Precision(enum.Enum):
     """JAX's matmul/convolution precision settings.  On the CPU every setting computes at the
-    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general that goes to
-    cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32 at DEFAULT (None) and HIGH,
-    in float32 at HIGHEST; the tile kernel of small products computes in float32 always."""
+    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general (or a
+    convolution) that goes to cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32
+    at DEFAULT (None) and HIGH, in float32 at HIGHEST; the tile kernel of small products and
+    the direct convolution kernel compute in float32 always."""
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2

@@ -91,6 +91,22 @@ CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "hig
                      "highest": "highest", "float32": "highest", "tensorfloat32_3x": "highest"}
 
 
+_LEVEL = {"default": 0, "bfloat16": 0, "fastest": 0, "high": 1, "tensorfloat32": 1,
+          "bfloat16_3x": 1, "highest": 2, "float32": 2, "tensorfloat32_3x": 2}
+
+
+def precision_level(precision):
+    """The `precision` parameter for JAX's setting of a convolution's (a lax.Precision, its
+    name, None or a pair of them): None (DEFAULT), "high" or "highest"; a pair counts as its
+    higher, as XLA's GPU backend takes it.
+
+        >>> precision_level((Precision.DEFAULT, "highest"))        # "highest"
+    """
+    pair = precision if isinstance(precision, (tuple, list)) else (precision,)
+    level = max(0 if p is None else _LEVEL[str(getattr(p, "name", p)).lower()] for p in pair)
+    return (None, "high", "highest")[level]
+
+
 def dot_general(x, y, dimension_numbers, precision=None):
     """Bind dot_general; `precision`: None (JAX's DEFAULT), "high" or "highest", kept as a
     parameter only when given, for the backends where it changes the arithmetic (CUDA's
