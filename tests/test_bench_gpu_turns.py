@@ -2,8 +2,9 @@
 the parent runs N at once, each with the lock folder of benchmarks/gpu_turns.py, and a row's
 timing runs alone: no other process's untimed work (first calls, checks) nor timing beside
 it, while untimed work of several processes overlaps; a timing that waits is not starved by
-untimed work that arrives after it.  No GPU needed, and no time is asserted: each check
-that something waited only holds where it did (a slow thread cannot make it fail)."""
+untimed work that arrives after it.  Also the JAX peer's precision: JAX's default on a GPU,
+as xforms'.  No GPU needed, and no time is asserted: each check that something waited only
+holds where it did (a slow thread cannot make it fail)."""
 import threading
 
 import pytest
@@ -85,3 +86,30 @@ def test_the_parent_runs_processes_side_by_side_with_the_turns_folder(monkeypatc
     [folder] = state["folders"]
     assert (folder is None) == (side == 1)
     assert gpu_turns.ENV not in main.os.environ
+
+
+@pytest.mark.parametrize("platforms, forced", [("cpu", ["highest"]), (None, [])])
+def test_jax_keeps_its_default_precision_on_a_gpu(monkeypatch, platforms, forced):
+    """Issue #34's table compares both at their defaults: on a GPU JAX's float32 products and
+    convolutions run in TF32 as xforms' do on cuBLAS, so the JAX peer is not forced to
+    "highest" there (it was, against TF32 xforms); on the CPU (JAX_PLATFORMS=cpu, set by
+    python -m benchmarks --backend cpu) it still is.  A stand-in jax module records it."""
+    import sys
+    import types
+    from benchmarks import peers
+    seen = []
+    config = types.SimpleNamespace(update=lambda k, v: seen.append((k, v)))
+    fake = types.ModuleType("jax")
+    fake.config, fake.__version__ = config, "0"
+    monkeypatch.setitem(sys.modules, "jax", fake)
+    monkeypatch.setitem(sys.modules, "jax.numpy", types.ModuleType("jax.numpy"))
+    if platforms is None:
+        monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    else:
+        monkeypatch.setenv("JAX_PLATFORMS", platforms)
+    peers._load.cache_clear()
+    try:
+        peers._load("jax")
+    finally:
+        peers._load.cache_clear()
+    assert [v for k, v in seen if k == "jax_default_matmul_precision"] == forced
