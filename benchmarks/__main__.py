@@ -10,6 +10,7 @@ table), 1 when the harness itself broke, 2 on a usage error or when
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,7 +22,7 @@ import tempfile
 import time
 import traceback
 
-from . import peers, report   # neither imports NumPy at module level (see pin_threads)
+from . import gpu_turns, peers, report   # none imports NumPy at module level (pin_threads)
 from .workloads import REGISTRY, load
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -49,6 +50,10 @@ def parse_args(argv):
                     help="seconds for all the workloads' processes together: each gets an "
                          "equal share of what is left, is stopped past it (its rows lost, "
                          "an error in the table), and the JSON is written in time")
+    ap.add_argument("--parallel", type=int, default=1,
+                    help="workload processes run at once, their GPU timings in turn "
+                         "(benchmarks/gpu_turns.py: starts, compiles and checks overlap, a "
+                         "row's timing runs alone on the device); on_gpu.sh's table")
     ap.add_argument("--systems", default="",
                     help="comma-separated systems to run (default: every system of a case); "
                          "on_gpu.sh's table keeps xforms, jax and the measured limits")
@@ -157,8 +162,12 @@ def _measure_isolated(args):
     rows, wall, errors, meta = [], {}, [], {}
     runs = [(n, k) for n in args.names for k in range(max(1, args.processes))]
     end = time.perf_counter() + args.budget_s if args.budget_s is not None else None
-    for j, (name, k) in enumerate(runs):
-        cap = None if end is None else (end - time.perf_counter()) / (len(runs) - j)
+    side = max(1, args.parallel)
+
+    def one(j, name):
+        # an equal share of what is left, each of `side` processes at once taking one
+        cap = None if end is None else \
+            (end - time.perf_counter()) * min(side, len(runs) - j) / (len(runs) - j)
         fd, path = tempfile.mkstemp(prefix=f"bench-{name}-", suffix=".json")
         os.close(fd)
         cmd = [sys.executable, "-m", "benchmarks", "--only", name, "--rows-out", path,
@@ -167,8 +176,12 @@ def _measure_isolated(args):
         cmd += ["--repeats", str(args.repeats)] if args.repeats else []
         cmd += ["--systems", args.systems] if args.system_names else []
         t0 = time.perf_counter()
-        status = _run_child(cmd, cap)
-        wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 2)
+        return path, _run_child(cmd, cap), time.perf_counter() - t0
+
+    with _side_by_side(side) as pool:
+        done = list(pool.map(one, range(len(runs)), [n for n, _ in runs]))
+    for (name, k), (path, status, seconds) in zip(runs, done):
+        wall[name] = round(wall.get(name, 0.0) + seconds, 2)
         try:
             with open(path) as fh:
                 child = json.load(fh)
@@ -185,6 +198,27 @@ def _measure_isolated(args):
                 if os.path.exists(leftover):
                     os.unlink(leftover)
     return rows, wall, errors, meta
+
+
+@contextlib.contextmanager
+def _side_by_side(n):
+    """A pool of `n` threads, each running a workload's process in turn; with n > 1 the
+    processes take turns on the GPU for their timings (XFORMS_BENCH_GPU_TURNS: a folder of
+    lock files, benchmarks/gpu_turns.py)."""
+    from concurrent.futures import ThreadPoolExecutor
+    old = os.environ.get(gpu_turns.ENV)
+    folder = tempfile.mkdtemp(prefix="bench-turns-") if n > 1 else None
+    if folder:
+        os.environ[gpu_turns.ENV] = folder
+    try:
+        with ThreadPoolExecutor(n) as pool:
+            yield pool
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+            os.environ.pop(gpu_turns.ENV)
+            if old is not None:
+                os.environ[gpu_turns.ENV] = old
 
 
 def _run_child(cmd, cap):

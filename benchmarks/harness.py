@@ -26,7 +26,7 @@ except ImportError:
 
 import numpy as np
 
-from . import peers, timing
+from . import gpu_turns, peers, timing
 from .report import fmt_params
 
 UNIT_SCALE = {"s": 1.0, "ms": 1e3, "µs": 1e6, "ns": 1e9}
@@ -268,11 +268,24 @@ SETTLE_S = 2.5
 
 
 def _setup_check_time(ctx, case, system, data, ref, row):
-    prepared = case.systems[system](data)
+    # (processes side by side, --parallel: a measured limit times itself in its setup)
+    with (gpu_turns.timed() if system == case.limit else gpu_turns.untimed()):
+        prepared = case.systems[system](data)
     if isinstance(prepared, Measured):
         row.update(median_s=prepared.seconds, **prepared.extra)
         return row, None
     fn, args = prepared if isinstance(prepared, tuple) else (prepared, ())
+    with gpu_turns.untimed():
+        row, out = _first_call(ctx, case, system, fn, args, ref, row)
+    if row["status"] != "ok":
+        return row, None
+    with gpu_turns.timed():
+        return _timed(ctx, system, fn, out[0], out[1], row)
+
+
+def _first_call(ctx, case, system, fn, args, ref, row):
+    """The first call (first_call_s: compile or cache load; under --parallel beside other
+    processes' compiles) and the check of its result; -> (row, (args, out))."""
     if system == "jax":
         args = ctx.jax_inputs(args)
     row["first_call_s"], out = timing.time_once(fn, args)
@@ -290,7 +303,11 @@ def _setup_check_time(ctx, case, system, data, ref, row):
         problem = compare(out, ref, case.rtol)
         if problem:
             row.update(status="failed", reason=problem)
-            return row, None
+    return row, (args, out)
+
+
+def _timed(ctx, system, fn, args, out, row):
+    """The row's figures: median of repeats, launches and host time on CUDA."""
     xf_cpu = system == "xforms" and ctx.backend != "cuda"
     if xf_cpu:
         _thread_history(reset=True)

@@ -33,7 +33,14 @@
 #   versions 25 + 25 | tests 100 (pytest -n 8: 16 cores compile the kernels; the table's
 #   warm-up beside them, capped at 100 too) | vendor sweep 60 | loop sweep 75 | table >=
 #   BENCH_RESERVE 165 (each workload a process of its own, its kernels from the cache)
-# = 450.  The steps before the table are clipped to leave it BENCH_RESERVE, so a slow
+# = 450.  The table, estimated (session 32) at 11 processes x ~6 s start + ~66 cases x
+# 1.5-3 s (JAX's compile, xforms' cached kernels loaded, the check, the timing) = 170-270 s
+# one process after another, runs TABLE_PARALLEL (3) processes side by side (--parallel):
+# starts, compiles and checks overlap and only the timings (~0.5-1 s a case: repeats of
+# at most --budget's 2 s, launch counts, host time) take turns alone on the GPU
+# (benchmarks/gpu_turns.py), so ~22 s + 33-66 s + 22-44 s = 80-130 s: inside the reserve.
+# An estimate until a GPU run's bench.log shows it (its first_call_s figures are taken
+# beside the other processes' compiles; TABLE_PARALLEL=1 gives the old order).  The steps before the table are clipped to leave it BENCH_RESERVE, so a slow
 # step costs the steps after it, never the table's figures; what the steps leave unused
 # goes to the table.  The image's NumPy may be newer than numba-cuda supports (0.30.4
 # fails on NumPy 2.5: xforms.kernels.cuda._check_numpy_support): carry a NumPy < 2.5 wheel
@@ -140,8 +147,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   # the workloads share what is left but 15 s (the harness's table and JSON after them)
   budget=$(( $(left) - 15 )); [ "$budget" -lt 30 ] && budget=30
   bench=$(mktemp -d)
+  # TABLE_PARALLEL workloads' processes side by side: their starts, imports, JAX compiles and
+  # checks overlap; each row's timing takes its turn alone on the GPU (benchmarks/gpu_turns.py)
   timeout $(( budget + 15 )) "$PY" -m benchmarks --backend cuda --only "$GPU_TABLE" $quick \
-    --systems "$GPU_SYSTEMS" --cache-dir "$XFORMS_CACHE_DIR" \
+    --systems "$GPU_SYSTEMS" --cache-dir "$XFORMS_CACHE_DIR" --parallel "${TABLE_PARALLEL:-3}" \
     --budget-s "$budget" --out "$bench" "$@" 2>&1 | tee "$RUN/bench${BENCH_TAG:-}.log" | tail -80
   cp "$bench"/*.json "$RUN/" 2>/dev/null
   echo "bench: $(( $(date +%s) - t0 )) s"

@@ -114,6 +114,8 @@ def test_gpu_script_names_registered_workloads_and_caps_every_step():
     assert caps.pop("WARM") <= caps["TEST"] and re.search(r'gpu_warm .*\n.*&$', text, re.M)
     # the table: the warmed cache, the systems beside JAX on the GPU (no host peers)
     assert "--cache-dir \"$XFORMS_CACHE_DIR\"" in text and "--systems \"$GPU_SYSTEMS\"" in text
+    # its workloads' processes side by side, their timings in turn (benchmarks/gpu_turns.py)
+    assert "--parallel \"${TABLE_PARALLEL:-3}\"" in text
     assert len(re.findall(r"timeout \$\(cap \$vcap\)", text)) == 2
     # the table's reserve: the steps before it are clipped to leave it that much
     reserve = int(re.search(r"BENCH_RESERVE:-" + either, text).group(1))

@@ -105,11 +105,17 @@ def test_the_cnn_convolutions_map_in_place_and_name_their_gemm():
 
 
 def test_grouped_and_transposed_outputs_take_the_scratch_or_the_col_as_a():
-    """NCHW with a batch > 1: the output's O axis lies between N and H: the GEMM writes a
-    (Gt, R, Og) scratch (the permutation follows).  With batch 1 the O axis is outermost: the
-    col is cuBLAS's A and the output is written in place.  Groups are the GEMM's batch."""
+    """NCHW with a batch > 1: the output's O axis lies between N and H: one group -> the
+    GEMM's batch is the images, each (O x P) written in place (the weight shared, stride 0);
+    groups -> the GEMM writes a (Gt, R, Og) scratch (the permutation follows).  With batch 1
+    the O axis is outermost: the col is cuBLAS's A and the output is written in place.
+    Groups are the GEMM's batch."""
     dn = ((0, 1, 2, 3),) * 3
-    assert not conv_gemm((2, 3, 6, 6), (4, 3, 2, 2), (2, 4, 5, 5), dn, 1, 1).out_direct
+    per = conv_gemm((2, 3, 6, 6), (4, 3, 2, 2), (2, 4, 5, 5), dn, 1, 1)
+    # C_n (25 x 4, ld 25) = col_n (25 x 12, stored row-major: OP_T, ld 12) @ W^T, n = 0, 1
+    assert per.out_direct and per.col_first and per.rows == (0, 2, 3)
+    assert per.gemm == Gemm(OP_T, OP_N, 25, 4, 12, 12, 12, 25, 25 * 12, 0, 100, 2)
+    assert not conv_gemm((2, 6, 5, 5), (6, 2, 2, 2), (2, 6, 4, 4), dn, 3, 1).out_direct
     one = conv_gemm((1, 3, 6, 6), (4, 3, 2, 2), (1, 4, 5, 5), dn, 1, 1)
     assert one.out_direct and one.col_first and one.gemm.transa == OP_T
     g = conv_gemm((2, 6, 5, 5), (6, 2, 2, 2), (2, 6, 4, 4), dn, 3, 1)
@@ -146,7 +152,8 @@ def test_conv_call_falls_back_without_cublas_and_obeys_the_override(monkeypatch)
     assert vendor.conv_call(spec, *args, np.float32) is None
     monkeypatch.setattr(vendor, "_bound", {"cublas": object()})
     plan, dtype, compute = vendor.conv_call(spec, *args, np.float32)
-    assert (dtype, compute, plan.gemm.k) == ("float32", 68, 288)   # COMPUTE_32F, not TF32
+    assert (dtype, compute, plan.gemm.k) == ("float32", 77, 288)   # TF32 at DEFAULT, as JAX
+    assert vendor.conv_call(spec, *args, np.float32, "highest")[2] == 68   # COMPUTE_32F
     assert vendor.conv_call(spec, *args, np.float32, fused=True) is None
     assert vendor.conv_call(spec, *args, np.int32) is None
     assert vendor.conv_call(dataclasses.replace(spec, vendor=False), *args, np.float32) is None

@@ -377,13 +377,13 @@ default_matmul_precision = State(
     _one_of(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
             "bfloat16_3x", "tensorfloat32_3x", "fastest", "ANY_F8_ANY_F8_F32"),
     traced=True, doc="""\
-The precision of products (`dot_general`) that name none, as JAX's: "default"/"bfloat16"/
-"fastest" are DEFAULT, "high"/"tensorfloat32"/"bfloat16_3x" HIGH, "highest"/"float32"/
-"tensorfloat32_3x" HIGHEST.  It is read when a product is traced (jit traces again under
-another setting).  The CPU backend computes every product in the operands' full precision
-whatever it says, as JAX's CPU backend does; on CUDA, float32 and complex64 products that go
-to cuBLAS use TF32 tensor cores at DEFAULT and HIGH and full float32 at HIGHEST (JAX's GPU
-rule).""")
+The precision of products (`dot_general`) and convolutions that name none, as JAX's:
+"default"/"bfloat16"/"fastest" are DEFAULT, "high"/"tensorfloat32"/"bfloat16_3x" HIGH,
+"highest"/"float32"/"tensorfloat32_3x" HIGHEST.  It is read when a product is traced (jit
+traces again under another setting).  The CPU backend computes every product in the
+operands' full precision whatever it says, as JAX's CPU backend does; on CUDA, float32 and
+complex64 products and convolutions that go to cuBLAS use TF32 tensor cores at DEFAULT and
+HIGH and full float32 at HIGHEST (JAX's GPU rule).""")
 numpy_rank_promotion = State("jax_numpy_rank_promotion", "allow",
                              _one_of("allow", "warn", "raise"), traced=True, doc="""\
 What xforms.numpy's broadcasting does when the operands of one operation have different

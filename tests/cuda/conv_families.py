@@ -31,13 +31,15 @@ def conv_eqns(f, args):
     return out
 
 
-def program(xs, ws, strides, padding, dn, lhs_dil=None, rhs_dil=None, fg=1, bg=1, seed=0):
+def program(xs, ws, strides, padding, dn, lhs_dil=None, rhs_dil=None, fg=1, bg=1, seed=0,
+            precision=None):
     """(f, (x, w)): the gradient of sum(conv(x, w) ** 2) in x and w (three convolutions:
     forward, data, weight), or the convolution alone with batch groups (its transposes
-    are feature-group convolutions, covered by the other families)."""
+    are feature-group convolutions, covered by the other families); `precision`: lax's."""
     def conv(x, w):
         return lax.conv_general_dilated(x, w, strides, padding, lhs_dil, rhs_dil, dn,
-                                        feature_group_count=fg, batch_group_count=bg)
+                                        feature_group_count=fg, batch_group_count=bg,
+                                        precision=precision)
     rng = np.random.default_rng(seed)
     args = (rng.standard_normal(xs), rng.standard_normal(ws))
     if bg > 1:

@@ -59,11 +59,22 @@ def test_every_family_runs_through_im2col_and_the_gemm(blas, name):
 
 
 def test_float32_and_complex_convolutions(blas):
-    """float32 in full float32 (COMPUTE_32F: the primitive carries no precision), complex
-    operands never conjugated."""
+    """float32 as JAX on a GPU: TF32 (COMPUTE_32F_FAST_TF32) at the default precision, full
+    float32 (COMPUTE_32F) at HIGHEST, for the forward convolution and both of its gradient's
+    (the precision rides on them); complex operands never conjugated."""
     f, (x, w) = program(*FAMILIES["nhwc_strided_same"])
-    _check(f, (x.astype(np.float32), w.astype(np.float32)), tol=2e-4)
-    assert {c[1:] for c in blas.calls} == {("float32", 68)}
+    x32, w32 = x.astype(np.float32), w.astype(np.float32)
+    _check(f, (x32, w32), tol=2e-4)
+    assert [c[1:] for c in blas.calls] == [("float32", 77)] * 3
+    blas.calls.clear()
+    _check(program(*FAMILIES["nhwc_strided_same"], precision="highest")[0], (x32, w32),
+           tol=2e-4)
+    assert [c[1:] for c in blas.calls] == [("float32", 68)] * 3
+    blas.calls.clear()
+    with xf.default_matmul_precision("float32"):
+        _check(f, (x32, w32), tol=2e-4)
+    assert [c[1:] for c in blas.calls] == [("float32", 68)] * 3
+    blas.calls.clear()
     xs, ws, strides, padding, dn, _, _, fg = FAMILIES["feature_groups"]
     z = [a + 0.5j * a[::-1] for a in program(*FAMILIES["feature_groups"])[1]]
     _check(lambda x, w: lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=dn,

@@ -14,6 +14,7 @@ import numpy as np
 from ..core import trace as core
 from ..core.avals import promote_types
 from ..numpy._util import aval, asarray_operand, convert
+from ..primitives.contraction import precision_level
 from ..primitives.conv import conv_general_dilated_raw, dilate_dim
 from ..primitives.elementwise import convert_element_type
 from ..primitives.structural import rev, transpose
@@ -98,7 +99,7 @@ def _same_dtype(*xs):
 
 def _check_precision(precision):
     ok = (None, "default", "high", "highest", "DEFAULT", "HIGH", "HIGHEST", "bfloat16",
-          "tensorfloat32", "float32")
+          "tensorfloat32", "float32", "fastest", "bfloat16_3x")      # JAX 0.10.2's names
     ps = precision if isinstance(precision, (tuple, list)) else (precision,)
     for p in ps:
         if p not in ok and type(p).__name__ != "Precision":
@@ -108,8 +109,14 @@ def _check_precision(precision):
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):
-    """General N-d convolution (JAX's `lax.conv_general_dilated`); `precision` is accepted
-    (the CPU computes in the operands' dtype), `preferred_element_type` sets the result's."""
+    """General N-d convolution (JAX's `lax.conv_general_dilated`).  `precision` (see
+    lax.Precision; None reads xf.default_matmul_precision) changes nothing on the CPU, which
+    computes in the operands' dtype; on CUDA a float32 convolution run on cuBLAS uses TF32
+    below HIGHEST, as JAX on a GPU.  `preferred_element_type` sets the result's dtype, the
+    sums formed in it (JAX's rule: not narrower than the operands', same kind).
+
+        >>> conv_general_dilated(x32, w32, (1,), "VALID", preferred_element_type=np.float64)
+    """
     lhs, rhs = _same_dtype(lhs, rhs)
     lshape, rshape = core.get_aval(lhs).shape, core.get_aval(rhs).shape
     dn = conv_dimension_numbers(lshape, rshape, dimension_numbers)
@@ -141,14 +148,39 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
             raise ValueError(f"conv_general_dilated: padding needs {nsp} (low, high) pairs, "
                              f"got {padding}")
     _check_precision(precision)
-    out = conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation,
-                                   rhs_dilation, tuple(dn), feature_group_count,
-                                   batch_group_count)
-    if preferred_element_type is not None:
-        want = np.dtype(preferred_element_type)
-        if want != np.dtype(core.get_aval(out).dtype):
-            out = convert_element_type(out, want)
-    return out
+    want = None if preferred_element_type is None else \
+        _preferred(core.get_aval(lhs).dtype, preferred_element_type)
+    if want is not None and want != core.get_aval(lhs).dtype:
+        # JAX forms the sums in the preferred type (float32 operands, float64 result: the
+        # float64 convolution of them), not the operands' rounded afterwards
+        lhs, rhs = (convert_element_type(v, want) for v in (lhs, rhs))
+    return conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation,
+                                    rhs_dilation, tuple(dn), feature_group_count,
+                                    batch_group_count, precision_level(precision))
+
+
+def _preferred(operands, preferred):
+    """The result dtype `preferred_element_type` asks for, or JAX's TypeError where it does
+    not fit the operands' dtype (another kind, narrower, another signedness).
+
+        >>> _preferred(np.dtype(np.int8), np.int32)               # dtype('int32')
+    """
+    have, want = np.dtype(operands), np.dtype(preferred)
+    if have.kind == "b":
+        return want
+    kinds = {"i": "iuf", "u": "iuf", "f": "f", "c": "c"}
+    if want.kind not in kinds.get(have.kind, ""):
+        raise TypeError("Input type is incompatible with `preferred_element_type`. The "
+                        "compatible combinations of (input_type, preferred_element_type) are "
+                        "(integral, integral), (integral, floating), (floating, floating), "
+                        "(complex, complex).")
+    if have.kind == "i" and want.kind == "u":
+        raise TypeError("`preferred_element_type` must have the same signedness as the "
+                        "original type.")
+    if want.itemsize < have.itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original "
+                        "type.")
+    return want
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

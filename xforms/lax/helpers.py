@@ -349,9 +349,10 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 # ---- precision, dot_general with JAX's keywords, fft ----------------------------------------
 class Precision(enum.Enum):
     """JAX's matmul/convolution precision settings.  On the CPU every setting computes at the
-    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general that goes to
-    cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32 at DEFAULT (None) and HIGH,
-    in float32 at HIGHEST; the tile kernel of small products computes in float32 always."""
+    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general (or a
+    convolution) that goes to cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32
+    at DEFAULT (None) and HIGH, in float32 at HIGHEST; the tile kernel of small products and
+    the direct convolution kernel compute in float32 always."""
     DEFAULT = 0
     HIGH = 1
     HIGHEST = 2
@@ -439,10 +440,13 @@ def _algorithm_dtype(precision, dtype, name):
     raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
 
 
-def _precision_param(precision):
-    """dot_general's `precision` parameter for JAX's setting: None (DEFAULT), "high" or
-    "highest"; a (lhs, rhs) pair counts as its higher, as XLA's GPU backend takes it; the
-    float32/float64 algorithms as "highest"."""
+def precision_param(precision):
+    """dot_general's (and conv_general_dilated's) `precision` parameter for JAX's setting:
+    None (DEFAULT), "high" or "highest"; a (lhs, rhs) pair counts as its higher, as XLA's
+    GPU backend takes it; the float32/float64 algorithms as "highest".
+
+        >>> precision_param((Precision.DEFAULT, "highest"))        # "highest"
+    """
     if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
         return "highest" if precision in _IN_TYPE else None
     pair = precision if isinstance(precision, (tuple, list)) else (precision,)
@@ -473,7 +477,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     _check_precision(precision, "dot_general")
     operands = np.promote_types(aval_of(lhs).dtype, aval_of(rhs).dtype)
     algorithm = _algorithm_dtype(precision, operands, "dot_general")
-    level = _precision_param(precision)
+    level = precision_param(precision)
     if preferred_element_type is None and algorithm is None:
         return _dot_general(lhs, rhs, dimension_numbers, level)
     want = operands if preferred_element_type is None else \

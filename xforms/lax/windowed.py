@@ -228,7 +228,7 @@ def _window_sum(x, window, strides, padding, base_dil, win_dil):
     out = conv_general_dilated_raw(
         xt, ones, [strides[d] for d in moving], [padding[d] for d in moving],
         [base_dil[d] for d in moving], [win_dil[d] for d in moving],
-        (tuple(range(nsp + 2)),) * 3)
+        (tuple(range(nsp + 2)),) * 3, precision="highest")   # a sum: never TF32 on cuBLAS
     out_sp = core.get_aval(out).shape[2:]
     out = reshape(out, tuple(shape[d] for d in still) + tuple(out_sp))
     inv = tuple(int(i) for i in np.argsort(perm))

@@ -85,9 +85,26 @@ declare(dot_general_p, CONTRACTION,
         fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
-# xf.default_matmul_precision's settings as the products' precision (JAX's reading of them)
-_CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
+# xf.default_matmul_precision's settings as the products' and convolutions' precision (JAX's
+# reading of them; primitives/conv.py reads it too)
+CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
                      "highest": "highest", "float32": "highest", "tensorfloat32_3x": "highest"}
+
+
+_LEVEL = {"default": 0, "bfloat16": 0, "fastest": 0, "high": 1, "tensorfloat32": 1,
+          "bfloat16_3x": 1, "highest": 2, "float32": 2, "tensorfloat32_3x": 2}
+
+
+def precision_level(precision):
+    """The `precision` parameter for JAX's setting of a convolution's (a lax.Precision, its
+    name, None or a pair of them): None (DEFAULT), "high" or "highest"; a pair counts as its
+    higher, as XLA's GPU backend takes it.
+
+        >>> precision_level((Precision.DEFAULT, "highest"))        # "highest"
+    """
+    pair = precision if isinstance(precision, (tuple, list)) else (precision,)
+    level = max(0 if p is None else _LEVEL[str(getattr(p, "name", p)).lower()] for p in pair)
+    return (None, "high", "highest")[level]
 
 
 def dot_general(x, y, dimension_numbers, precision=None):
@@ -101,7 +118,7 @@ def dot_general(x, y, dimension_numbers, precision=None):
     dn = interned(((tuple(map(int, lc)), tuple(map(int, rc))),
                    (tuple(map(int, lb)), tuple(map(int, rb)))))
     if precision is None and config.trace_options:
-        precision = _CONFIG_PRECISION.get(config.default_matmul_precision.value)
+        precision = CONFIG_PRECISION.get(config.default_matmul_precision.value)
     extra = {} if precision is None else {"precision": precision}
     return dot_general_p.bind(x, y, dimension_numbers=dn, **extra)
 

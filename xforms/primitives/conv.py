@@ -4,7 +4,10 @@ batch groups, under JAX's dimension numbers.
 Params (all static): `window_strides`, `padding` ((lo, hi) per spatial dim, may be negative),
 `lhs_dilation`, `rhs_dilation`, `dimension_numbers` = (lhs_spec, rhs_spec, out_spec), each a
 tuple of axis numbers: (batch, feature, *spatial) for lhs and out, (out feature, in feature,
-*spatial) for rhs; `feature_group_count`, `batch_group_count`.
+*spatial) for rhs; `feature_group_count`, `batch_group_count`; and `precision` ("high" or
+"highest"), only where one is asked for (absent: JAX's DEFAULT), as dot_general's: the CPU
+computes in the operands' precision whatever it says, CUDA's cuBLAS path reads it (TF32 or
+float32 for float32 operands, JAX's GPU rule), and the jvp and transposes keep it, as JAX's.
 
 The operation is bilinear, so its jvp is conv(t_lhs, rhs) + conv(lhs, t_rhs), and both
 transposes are convolutions again (the lhs one with the kernel reversed and strides turned
@@ -14,6 +17,7 @@ import itertools
 
 import numpy as np
 
+from .. import config
 from ..core import trace as core
 from ..core.avals import ShapedArray, accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
@@ -22,6 +26,7 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..core.facts import OP, declare
 from ..core.registry import primitive
+from .contraction import CONFIG_PRECISION
 from .structural import reshape, rev
 
 conv_general_dilated_p = primitive("conv_general_dilated")
@@ -42,7 +47,7 @@ def conv_out_spatial(in_sp, k_sp, strides, padding, lhs_dil, rhs_dil):
 
 
 def _conv_aval(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-               dimension_numbers, feature_group_count, batch_group_count):
+               dimension_numbers, feature_group_count, batch_group_count, precision=None):
     ls, rs, os_ = dimension_numbers
     G, B = feature_group_count, batch_group_count
     where = f"conv_general_dilated({lhs.str_short()}, {rhs.str_short()})"
@@ -92,7 +97,7 @@ PATCH_BYTES = 1 << 26
 
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-               dimension_numbers, feature_group_count, batch_group_count):
+               dimension_numbers, feature_group_count, batch_group_count, precision=None):
     """im2col: every output position's window gathered into a row of a patch matrix, then
     one BLAS product per feature/batch group with the kernel as a (window x in-features,
     out-features) matrix.  A row lists the window's input features inside its taps, or
@@ -238,15 +243,24 @@ impl_rules[conv_general_dilated_p] = _conv_impl
 
 
 def conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                             dimension_numbers, feature_group_count=1, batch_group_count=1):
-    """Bind the primitive (arguments already canonical: tuples of ints)."""
+                             dimension_numbers, feature_group_count=1, batch_group_count=1,
+                             precision=None):
+    """Bind the primitive (arguments already canonical: tuples of ints; `precision` None,
+    "high" or "highest").  None reads xf.default_matmul_precision, as JAX's convolutions do.
+
+        >>> conv_general_dilated_raw(x, w, (1,), ((0, 0),), (1,), (1,), ((0, 1, 2),) * 3)
+    """
     t = lambda xs: tuple(int(v) for v in xs)              # noqa: E731
+    if precision is None and config.trace_options:
+        precision = CONFIG_PRECISION.get(config.default_matmul_precision.value)
+    extra = {} if precision is None else {"precision": precision}
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=t(window_strides),
         padding=tuple((int(lo), int(hi)) for lo, hi in padding),
         lhs_dilation=t(lhs_dilation), rhs_dilation=t(rhs_dilation),
         dimension_numbers=tuple(t(s) for s in dimension_numbers),
-        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
+        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
+        **extra)
 
 
 def _conv_with(params, lhs, rhs, **changes):
@@ -254,7 +268,7 @@ def _conv_with(params, lhs, rhs, **changes):
     return conv_general_dilated_raw(lhs, rhs, p["window_strides"], p["padding"],
                                     p["lhs_dilation"], p["rhs_dilation"],
                                     p["dimension_numbers"], p["feature_group_count"],
-                                    p["batch_group_count"])
+                                    p["batch_group_count"], p.get("precision"))
 
 
 defjvp(conv_general_dilated_p,
@@ -302,7 +316,7 @@ def _transpose_lhs(ct, rhs, lhs_shape, p):
         pad.append((before, after))
     out = conv_general_dilated_raw(
         ct, rev(rhs, tuple(rs[2:])), p["lhs_dilation"], pad, p["window_strides"],
-        p["rhs_dilation"], (os_, _swap01(rs), ls), groups, 1)
+        p["rhs_dilation"], (os_, _swap01(rs), ls), groups, 1, p.get("precision"))
     if B > 1:           # the batch groups were computed as feature groups: move them back
         out = _merge_into(_split_axis(out, ls[1], B), ls[1], ls[0])
     return out
@@ -321,7 +335,8 @@ def _transpose_rhs(ct, lhs, rhs_shape, p):
         pad.append((lo, hi))
     return conv_general_dilated_raw(
         lhs, ct, p["rhs_dilation"], pad, p["lhs_dilation"], p["window_strides"],
-        (_swap01(ls), _swap01(os_), _swap01(rs)), B if B > 1 else 1, G if G > 1 else 1)
+        (_swap01(ls), _swap01(os_), _swap01(rs)), B if B > 1 else 1, G if G > 1 else 1,
+        p.get("precision"))
 
 
 def _conv_transpose(ct, lhs, rhs, **p):

@@ -164,7 +164,7 @@ def _conv_cuda(em, eqn):
         return
     call = conv_call(em.spec, xshape, wshape, oshape, p["dimension_numbers"],
                      (p["feature_group_count"], p["batch_group_count"]), dt,
-                     fused=em.tile_products)
+                     p.get("precision"), fused=em.tile_products)
     if call is not None:
         _conv_library(em, eqn, *call)
         return

@@ -2,7 +2,7 @@
 the simulator) the backend keeps its own kernels.
 
     gemm_call(spec, xs, ys, dn, dtype, precision)       # the host call's arguments, or None
-    conv_call(spec, xs, ws, os, dn, groups, dtype)      # im2col + GEMM for a convolution
+    conv_call(spec, xs, ws, os, dn, groups, dtype, precision)  # im2col + GEMM for a conv
     fft_call(spec, kind, xshape, dtype, fft_lengths)    # likewise for lax.fft
     solver_for(spec, dtype, n)                          # the bound cuSOLVER for this, or None
     blas(), fft(), solver()        # the bound cuBLAS / cuFFT / cuSOLVER, or None (absence
@@ -85,9 +85,9 @@ GEMM_RATE = 2e13
 # Estimates until benchmarks/gpu_vendor_sweep.py's conv rows time both paths on a GPU (each
 # row carries the rule's inputs, its two estimates and the measured times, and the sweep
 # prints the constants the rows imply); XFORMS_CUDA_CONV_PATH=library|own overrides it.
-# cuBLAS computes float32 convolutions in full float32 (COMPUTE_32F), never TF32: the
-# primitive does not carry lax.conv's `precision` (JAX uses TF32 at its default; ours is
-# the more precise of the two, as the CPU path).
+# cuBLAS's compute type follows the convolution's `precision` as a product's does (JAX's GPU
+# rule: float32 and complex64 in TF32 at DEFAULT and HIGH, full float32 at HIGHEST); the
+# direct kernel computes in float32 always.
 CONV_THREAD_TAP_S = 15e-9
 CONV_DIRECT_RATE = 1e12
 CONV_GEMM_RATE = 1e13
@@ -244,12 +244,14 @@ def conv_times(spec, plan, itemsize):
     return direct, library
 
 
-def conv_call(spec, xs, ws, os_, dimension_numbers, groups, dtype, fused=False):
+def conv_call(spec, xs, ws, os_, dimension_numbers, groups, dtype, precision=None,
+              fused=False):
     """(ConvGemm, dtype name, compute type) for the host code to run a convolution of
     operands of shapes `xs`, `ws` into `os_` as im2col + cuBLAS, or None where the direct
     kernel computes it: on the simulator, for dtypes cuBLAS's GEMM does not take, where the
     rule above (or XFORMS_CUDA_CONV_PATH=own) says so, in a loop run as one launch
-    (`fused`), or when cuBLAS is absent.  `groups`: (feature_group_count, batch_group_count).
+    (`fused`), or when cuBLAS is absent.  `groups`: (feature_group_count, batch_group_count);
+    `precision`: the convolution's parameter, which picks the compute type as gemm_call's.
 
         conv_call(spec, (32, 13, 13, 32), (3, 3, 32, 64), (32, 11, 11, 64),
                   ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)), (1, 1), np.float32)
@@ -267,4 +269,4 @@ def conv_call(spec, xs, ws, os_, dimension_numbers, groups, dtype, fused=False):
             return None
     if blas() is None:
         return None
-    return plan, dt.name, compute_type(dt, "highest")
+    return plan, dt.name, compute_type(dt, precision)

@@ -19,7 +19,10 @@ the output are used where they lie when their layouts allow it:
   data gradient's flipped HWIO kernel, whose I axis lies between its taps and O).
 - output: its N' and P axes merge into one stride (the col's rows then take that memory
   order) and either O or they are contiguous (NHWC; a weight gradient's HWIO) -> written in
-  place; else the GEMM writes a (Gt, R, Og) scratch that a kernel permutes (NCHW, N' > 1).
+  place; else, with one group, N' > 1 and the P axes merging (NCHW), the GEMM's batch is
+  the N' images: each writes its (O x P) block in place, the weight shared (stride 0), the
+  col's rows image by image; else the GEMM writes a (Gt, R, Og) scratch that a kernel
+  permutes (NCHW with groups, N' > 1).
 
 cuBLAS's A is the weight (m = Og, n = R) where the output's O axis is contiguous, else the
 col (m = R, n = Og): its C must be column-major as it lies, never transposed.  The col is
@@ -48,7 +51,8 @@ class ConvGemm(NamedTuple):
     taps: tuple           # rhs's logical axes (1, 2, ...) in the col's column order
     weight_copy: bool     # the weight is copied to (Gt, Og, KC) first (taps in logical order)
     rows_inner: bool      # the col is stored (Gt, KC, R), else (Gt, R, KC)
-    out_direct: bool      # the GEMM writes the output in place, else a (Gt, R, Og) scratch
+    out_direct: bool      # the GEMM writes the output in place (per image where gemm.batch
+                          # is N' with one group), else a (Gt, R, Og) scratch
     groups: int
     r: int
     og: int
@@ -91,32 +95,54 @@ def conv_gemm(xshape, wshape, oshape, dimension_numbers, feature_groups, batch_g
     if weight_copy:
         taps, w_kc, w_o, w_group = (1,) + spatial, (kc, 1), _pair(og, kc), og * kc
     # the output where it lies: C column-major as it is, the weight or the col as A
-    rows, o_r = _in_memory_order(os_, (0,) + spatial, oshape)
     o_o = _pair(og, ost[os_[1]])
     c_group = og * ost[os_[1]]
-    for col_first in (False, True):
-        c = None if o_r is None else \
-            stored_matrix(o_r, o_o) if col_first else stored_matrix(o_o, o_r)
-        if c is not None and c[0] == OP_N:
-            out_direct = True
-            break
-    else:     # a (Gt, R, Og) scratch, rows in logical order, permuted by a kernel after
-        col_first, out_direct, rows = False, False, (0,) + spatial
+    rows, col_first, c = _output_in_place(os_, oshape, spatial, o_o)
+    out_direct, per_image = c is not None, False
+    if c is None and groups == 1 and oshape[os_[0]] > 1:
+        # NCHW: the batch axis as the GEMM's batch, each image's (O x P) written in place
+        sp_rows, col_first, c = _output_in_place(os_, oshape, spatial, o_o, images=False)
+        if c is not None:
+            rows, out_direct, per_image = (0,) + sp_rows, True, True
+            c_group = ost[os_[0]]
+    if not out_direct:   # a (Gt, R, Og) scratch, rows in logical order, permuted by a kernel after
+        col_first, rows = False, (0,) + spatial
         c, c_group = (OP_N, og), r * og
     rows_inner = _step(rows, oshape, os_, xshape, ls) < _step(taps, wshape, rs, xshape, ls)
     col = (_pair(r, 1), _pair(kc, r)) if rows_inner else (_pair(r, kc), _pair(kc, 1))
+    # per image: the GEMM's rows are one image's P positions, its batch the N' images (the
+    # weight shared: stride 0; each image's col block P rows, or P columns when rows_inner)
+    images = oshape[os_[0]] if per_image else 1
+    rr, col_step = r // images, (r // images) * (1 if rows_inner else kc)
     if col_first:    # C (R x Og) = col (R x KC) @ w^T (KC x Og)
         a, b = stored_matrix(*col), stored_matrix(w_kc, w_o)
-        m, n, sa, sb = r, og, r * kc, w_group
+        m, n, sa, sb = rr, og, col_step if per_image else r * kc, w_group
     else:            # C (Og x R) = w (Og x KC) @ col^T (KC x R)
         a, b = stored_matrix(w_o, w_kc), stored_matrix(col[1], col[0])
-        m, n, sa, sb = og, r, w_group, r * kc
-    g = Gemm(a[0], b[0], m, n, kc, a[1], b[1], c[1], sa if groups > 1 else 0,
-             sb if groups > 1 else 0, c_group if groups > 1 else 0, groups)
+        m, n, sa, sb = og, rr, w_group, col_step if per_image else r * kc
+    batched = groups > 1 or per_image
+    if per_image:
+        sa, sb = (sa, 0) if col_first else (0, sb)
+    g = Gemm(a[0], b[0], m, n, kc, a[1], b[1], c[1], sa if batched else 0,
+             sb if batched else 0, c_group if batched else 0, groups * images)
     if max(g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch) > _INT_MAX:
         return None
     return ConvGemm(g, col_first, rows, taps, weight_copy, rows_inner, out_direct, groups, r,
                     og, kc)
+
+
+def _output_in_place(os_, oshape, spatial, o_o, images=True):
+    """(the col's rows: out's logical axes slowest first, whether the col is cuBLAS's A, C's
+    (op, ld)) where the output can be the GEMM's C as it lies -- its rows the images and
+    positions (N', P...), or only the positions P (`images` false: one image a GEMM) --
+    else (rows, False, None)."""
+    rows, o_r = _in_memory_order(os_, ((0,) if images else ()) + spatial, oshape)
+    for col_first in (False, True):
+        c = None if o_r is None else \
+            stored_matrix(o_r, o_o) if col_first else stored_matrix(o_o, o_r)
+        if c is not None and c[0] == OP_N:
+            return rows, col_first, c
+    return rows, False, None
 
 
 def _step(axes, shape, spec, xshape, ls):
