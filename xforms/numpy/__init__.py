@@ -84,7 +84,7 @@ from .convolve import convolve, correlate
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from . import array_methods as _array_methods  # noqa: F401  (eager Arrays' own methods)
 from . import immutable as _immutable  # noqa: F401  (eager Arrays: no in-place changes)
-from ._util import returns_arrays as _returns_arrays
+from ..primitives.operands import returns_arrays as _returns_arrays
 from .manipulation import broadcast_to
 
 # Eager results are always `xforms.Array`s, even where a function returns its input unchanged

@@ -20,7 +20,7 @@ from ..core.eager import kernels as eager_kernels
 from ..primitives.complex_arith import division as complex_division
 from ..primitives.complex_arith import power as complex_power
 from ..primitives.elementwise import arithmetic, powers
-from ._util import locate_errors, promote_dtypes
+from ..primitives.operands import locate_errors, promote_dtypes
 
 
 def _swap(f):
