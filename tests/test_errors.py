@@ -303,3 +303,15 @@ def test_numpy_functions_on_traced_values():
     with pytest.raises(TypeError, match="np.add with out cannot be applied to a traced") as info:
         xf.make_jaxpr(in_place)(np.ones(3))
     assert f"{HERE}:{line_of(in_place, 2)} (in_place)" in str(info.value)
+
+
+def test_asarray_and_broadcast_to_name_the_user_line_eagerly():
+    # they live with the operand handling (xforms/primitives/operands/), outside the numpy
+    # package whose functions numpy/__init__ wraps by module: the wrap must still reach them
+    with pytest.raises(TypeError, match="ragged") as info:
+        xnp.asarray([[1.0, 2.0], [3.0]])
+    assert f"{HERE}:" in str(info.value)
+    with pytest.raises(TypeError, match="broadcast_to") as info:
+        xnp.broadcast_to(xnp.ones(3), (2, 2))
+    assert f"{HERE}:" in str(info.value)
+    assert type(xnp.broadcast_to(np.ones(2), (2,))) is xf.Array     # (returned as it was)

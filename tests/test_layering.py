@@ -202,10 +202,12 @@ def test_no_upward_imports_inside_a_layer():
 # The wrappers, one layer with an order of its own (bottom to top): xforms.numpy is built on
 # the parts of lax that JAX's numpy is built on too -- the control flow (gcd's while_loop,
 # a ufunc's reduce by fori_loop), conv_general_dilated (convolve), slicing -- and the rest of
-# lax (helpers, linalg, ragged, windowed, ...) on numpy's functions; all of them on numpy's
-# operand handling (_util).  So imports between the two packages go one way at each level.
-WRAPPERS = [["xforms.numpy._util"],
-            ["xforms.lax.control_flow", "xforms.lax.convolution", "xforms.lax.slicing"],
+# lax (helpers, linalg, ragged, windowed, ...) on numpy's functions, as JAX's lax/linalg and
+# lax/other are on jnp.  What every wrapper needs of its operands (validation, promotion,
+# eager results, asarray) is below them all, in the primitives layer
+# (xforms/primitives/operands/).  So imports between the two packages go one way at each level.
+LAX_BASE = ["xforms.lax.control_flow", "xforms.lax.convolution", "xforms.lax.slicing"]
+WRAPPERS = [LAX_BASE,
             ["xforms.extend", "xforms.numpy"],
             ["xforms.lax"]]
 
@@ -224,16 +226,42 @@ def test_numpy_imports_only_the_lax_it_is_built_on():
         f"{a} -> {b} (line {n})" for a, b, n in bad)
 
 
+def _inside(m, prefixes):
+    return any(m == p or m.startswith(p + ".") for p in prefixes)
+
+
+def test_the_lax_numpy_is_built_on_imports_nothing_of_numpy():
+    # lax's control flow, convolution and slicing take their operands from
+    # primitives/operands, never from xforms.numpy; and numpy reaches into lax only there
+    graph = import_graph()
+    down = sorted((a, b) for a, es in graph.items() if _inside(a, LAX_BASE)
+                  for b in es if _inside(b, ["xforms.numpy"]))
+    up = sorted({b for a, es in graph.items() if _inside(a, ["xforms.numpy"])
+                 for b in es if _inside(b, ["xforms.lax"])})
+    assert not down, f"lax's base imports xforms.numpy: {down}"
+    assert all(_inside(b, LAX_BASE) for b in up), f"numpy imports of lax: {up}"
+    # the operand handling both use is below both (the primitives layer)
+    assert layer_of("xforms.primitives.operands") < layer_of("xforms.numpy")
+    assert not any(_inside(b, ["xforms.numpy", "xforms.lax"])
+                   for b in graph["xforms.primitives.operands.promotion"])
+
+
 def test_the_wrapper_check_finds_numpy_importing_lax_and_its_control_flow_the_helpers():
     # session 34's arrows: numpy/mathfuncs took while_loop from the lax package (whose
-    # helpers import numpy), and lax's control flow took collapse from helpers.py
-    graph = {"xforms.numpy.mathfuncs": {"xforms.lax": 208, "xforms.numpy._util": 20},
+    # helpers import numpy), and lax's control flow took collapse from helpers.py; and
+    # session 35's: lax's control flow and convolution took their operand handling from
+    # numpy (numpy/_util), which now sits below both
+    graph = {"xforms.numpy.mathfuncs": {"xforms.lax": 208, "xforms.primitives.operands": 20},
              "xforms.numpy.ufunc_api": {"xforms.lax.control_flow": 95},
              "xforms.lax.control_flow.loops": {"xforms.lax.helpers": 18,
                                                "xforms.numpy._util": 78},
+             "xforms.lax.convolution": {"xforms.numpy._util": 16,
+                                        "xforms.primitives.operands": 16},
              "xforms.lax.helpers": {"xforms.numpy.indexing": 28}}
     assert wrapper_upward_edges(graph) == [
         ("xforms.lax.control_flow.loops", "xforms.lax.helpers", 18),
+        ("xforms.lax.control_flow.loops", "xforms.numpy._util", 78),
+        ("xforms.lax.convolution", "xforms.numpy._util", 16),
         ("xforms.numpy.mathfuncs", "xforms.lax", 208)]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import numpy as xnp
 from .core.avals import promote_types
-from .numpy._util import aval
+from .primitives.operands import aval
 from .tree_util import tree_flatten, tree_unflatten
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import lax, numpy as xnp
 from .lax import Precision
-from .numpy._util import inexact_dtype
+from .primitives.operands import inexact_dtype
 
 
 class ResizeMethod(enum.Enum):

@@ -222,7 +222,7 @@ class EvalTrace:
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         # the impls get plain arrays: NumPy runs an Array (a subclass with its own
-        # __array_ufunc__, xforms/numpy/methods.py) through Python; the results become Arrays
+        # __array_ufunc__, xforms/numpy/numpy_ufuncs.py) through Python; the results become Arrays
         outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
                                   for v in vals], **params)
         outs = [fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..core.avals import promote_types
-from ..numpy._util import aval, asarray_operand, convert
+from ..primitives.operands import aval, asarray_operand, convert
 from ..primitives.contraction import precision_level
 from ..primitives.conv import conv_general_dilated_raw, dilate_dim
 from ..primitives.elementwise import convert_element_type

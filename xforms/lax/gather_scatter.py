@@ -33,7 +33,7 @@ from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
-from ..numpy._util import aval, asarray_operand
+from ..primitives.operands import aval, asarray_operand
 
 
 class GatherScatterMode(enum.Enum):

@@ -17,12 +17,12 @@ import numpy as np
 from ..core.registry import lookup
 from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
                      linalg_solve as _ls, manipulation as _ma, matrices as _mx,
-                     reductions as _rd, ufuncs as _uf, _util)
+                     reductions as _rd, ufuncs as _uf)
 from ..primitives.linalg import factor as _pl
 from ..primitives.linalg import spectral as _ps
 from ..primitives.linalg import schur as _schur
 from ..primitives.linalg.batched import h
-from ..numpy._util import aval
+from ..primitives.operands import aval, broadcast_to
 from ..numpy import linalg_decomp as _decomp
 from ..numpy.linalg_decomp import matrix_operand, symmetrize
 from . import scan
@@ -162,7 +162,7 @@ def householder_product(a, taus):
     """
     a, taus = _cr.asarray(a), _cr.asarray(taus)
     m, n = aval(a).shape[-2:]
-    eye = _util.broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
+    eye = broadcast_to(_cr.eye(m, n, dtype=aval(a).dtype), aval(a).shape)
     return _apply_reflectors(a, taus, eye, adjoint=False, trailing=True)
 
 

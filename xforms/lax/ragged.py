@@ -19,7 +19,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..numpy._util import aval, asarray_operand
+from ..primitives.operands import aval, asarray_operand
 from ..numpy.cumulative import cumsum
 from ..numpy.manipulation import expand_dims, moveaxis
 from ..numpy.reductions import sum as _sum

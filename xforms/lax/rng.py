@@ -21,7 +21,7 @@ import numpy as np
 from .. import extend
 from ..core.avals import ShapedArray
 from ..core.facts import declare
-from ..numpy import _util
+from ..primitives import operands
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives.bits import shifts as bw
@@ -82,12 +82,12 @@ def threefry_2x32(k1, k2, x0, x1):
 
 def as_u32(x):
     """x as uint32: a Python int wrapped into 32 bits, an array converted."""
-    x = _util.asarray_operand(x)
+    x = operands.asarray_operand(x)
     if isinstance(x, np.uint32):
         return x
     if isinstance(x, int):
         return np.uint32(x & 0xFFFFFFFF)
-    return ew.convert_element_type(x, _U32) if _util.aval(x).dtype != _U32 else x
+    return ew.convert_element_type(x, _U32) if operands.aval(x).dtype != _U32 else x
 
 
 # ---- Philox-4x32-10 (Salmon et al. 2011), on uint32 arrays ------------------------------------
@@ -150,7 +150,7 @@ def _blocks(key, n, algorithm):
 
 
 def _check_key(key):
-    a = _util.aval(key)
+    a = operands.aval(key)
     if a.shape != (4,) or a.dtype != _U32:
         raise TypeError(f"rng_bit_generator: the key must be a uint32 array of shape (4,) "
                         f"(XLA's CPU layout), got {a.str_short()}")
@@ -166,7 +166,7 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     if out_sharding is not None:
         raise NotImplementedError("rng_bit_generator: out_sharding places arrays on devices; "
                                   "xforms keeps one copy of each array")
-    key = _util.asarray_operand(key)
+    key = operands.asarray_operand(key)
     _check_key(key)
     dtype = np.dtype(dtype)
     if dtype.kind != "u":

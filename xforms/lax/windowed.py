@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..numpy import ufuncs as uf
-from ..numpy._util import asarray_operand, convert
+from ..primitives.operands import asarray_operand, convert
 from ..primitives import elementwise as ew
 from ..primitives.structural import pad, slice as slice_
 from ..tree_util import tree_flatten, tree_unflatten

@@ -15,7 +15,7 @@ from .attention import dot_product_attention, logmeanexp  # noqa: F401
 from .scaled import scaled_dot_general, scaled_matmul  # noqa: F401
 
 from . import initializers  # noqa: E402,F401  (xforms.nn.initializers)
-from ..numpy._util import returns_arrays as _returns_arrays  # noqa: E402
+from ..primitives.operands import returns_arrays as _returns_arrays  # noqa: E402
 
 # a list or tuple where an array belongs is JAX's TypeError naming the function (one_hot
 # takes lists, as jax.nn.one_hot does); eager results are Arrays

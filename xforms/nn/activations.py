@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as xnp
-from ..numpy._util import asarray_operand, float_of, promote
+from ..primitives.operands import asarray_operand, float_of, promote
 from .functions import sigmoid, softplus, wrapping_or_float
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

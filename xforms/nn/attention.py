@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import numpy as xnp
 from ..api import stop_gradient
-from ..numpy._util import asarray_operand, float_of
+from ..primitives.operands import asarray_operand, float_of
 from .functions import logsumexp, softmax
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import asarray_operand, aval, float_of, promote
+from ..primitives.operands import asarray_operand, aval, float_of, promote
 from ..primitives import elementwise as ew
 
 

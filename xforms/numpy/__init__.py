@@ -84,7 +84,7 @@ from .convolve import convolve, correlate
 from . import methods as _methods  # noqa: F401  (installs operators on traced values)
 from . import array_methods as _array_methods  # noqa: F401  (eager Arrays' own methods)
 from . import immutable as _immutable  # noqa: F401  (eager Arrays: no in-place changes)
-from ._util import returns_arrays as _returns_arrays
+from ..primitives.operands import returns_arrays as _returns_arrays
 from .manipulation import broadcast_to
 
 # Eager results are always `xforms.Array`s, even where a function returns its input unchanged
@@ -93,9 +93,11 @@ from .manipulation import broadcast_to
 # Arrays compared with a tuple under jit would be a traced bool)
 _NOT_ARRAYS = ("shape", "ndim", "size", "broadcast_shapes", "iterable", "isscalar", "can_cast",
                "iscomplexobj", "isrealobj")
+# (asarray and broadcast_to are defined with the operand handling below numpy and lax)
+_HOMES = (__name__ + ".", "xforms.primitives.operands.")
 for _name in [n for n, v in list(globals().items()) if callable(v) and not isinstance(v, type)
               and not n.startswith("_")
-              and getattr(v, "__module__", "").startswith(__name__ + ".")
+              and getattr(v, "__module__", "").startswith(_HOMES)
               and n not in _NOT_ARRAYS]:
     globals()[_name] = _returns_arrays(globals()[_name])
 del _name

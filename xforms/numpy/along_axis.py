@@ -15,7 +15,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import ufuncs as uf
 from .indexing import SCATTER_MODES, index_mode, gather
-from ._util import aval, asarray_operand, broadcast_to, canon_axis, convert
+from ..primitives.operands import aval, asarray_operand, broadcast_to, canon_axis, convert
 
 
 def _index_arrays(arr, indices, axis, name):

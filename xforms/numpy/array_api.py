@@ -18,7 +18,7 @@ from . import linalg_ops as lo
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert, promote, with_weak
+from ..primitives.operands import aval, asarray_operand, canon_axis, convert, promote, with_weak
 
 acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
 atan, atanh, atan2, pow = uf.arctan, uf.arctanh, uf.arctan2, uf.power
@@ -146,7 +146,7 @@ def result_pair(*args):
 
         >>> result_pair(int, np.zeros(1, np.int8))        # (int8, False)
     """
-    from ._util import is_python_scalar
+    from ..primitives.operands import is_python_scalar
 
     def weak(a):
         return is_python_scalar(a) or any(a is t for t in (int, float, complex))

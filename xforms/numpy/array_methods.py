@@ -9,7 +9,7 @@ import numpy as np
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, searching, ufuncs
-from .methods import wrap
+from .numpy_ufuncs import wrap
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
-from ._util import asarray_operand, aval, broadcast_to, convert, locate_errors, promote
+from ..primitives.operands import (asarray_operand, aval, broadcast_to, convert, locate_errors,
+                                   promote)
 
 
 def bitwise_xor(x, y):

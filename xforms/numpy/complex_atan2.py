@@ -22,7 +22,7 @@ from ..primitives import elementwise as ew
 from ..primitives.control import control_flow as cf
 from ..primitives.custom import LazyJaxpr, custom_jvp_call_p
 from ..transforms.tracing import trace_cached
-from ._util import aval, broadcast_to
+from ..primitives.operands import aval, broadcast_to
 
 
 def _c(v, like):

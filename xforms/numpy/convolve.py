@@ -5,7 +5,7 @@ computed as `lax.conv_general_dilated`, so every transform applies.
     >>> xnp.convolve(xnp.array([1.0, 2.0, 3.0]), xnp.array([0.0, 1.0, 0.5]))
     Array([0. , 1. , 2.5, 4. , 1.5])
 """
-from ._util import aval, asarray_operand, convert, inexact_dtype, promote_dtypes
+from ..primitives.operands import aval, asarray_operand, convert, inexact_dtype, promote_dtypes
 
 
 def _operands(x, y, preferred_element_type):

@@ -9,8 +9,8 @@ from ..core.avals import promote_types
 from ..core.trace import Tracer
 from ..primitives import conversion
 from ..primitives import structural as st
-from ._util import (asarray, aval, asarray_operand, check_arraylike, convert, dtype_arg,
-                    new_array, with_weak, wrap_result)
+from ..primitives.operands import (asarray, aval, asarray_operand, check_arraylike, convert,
+                                   dtype_arg, new_array, with_weak, wrap_result)
 
 
 def array(a, dtype=None, copy=True, order="K", ndmin=0):
@@ -52,7 +52,7 @@ def full(shape, fill_value, dtype=None):
     shape = _shape(shape)
     if isinstance(fill_value, Tracer):
         v = convert(fill_value, dtype_arg(dtype)) if dtype is not None else fill_value
-        from ._util import broadcast_to
+        from ..primitives.operands import broadcast_to
         return broadcast_to(v, shape)
     if dtype is not None and isinstance(fill_value, (int, float, complex)):
         # a Python number converts as JAX's lax.full does: 2**70 into float32 is fine, an

@@ -11,8 +11,8 @@ import numpy as np
 from ..primitives import cumulative as cp
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import (aval, asarray_operand, canon_axis, convert, dtype_arg, promote_keep_shapes,
-                    with_weak)
+from ..primitives.operands import (aval, asarray_operand, canon_axis, convert, dtype_arg,
+                                   promote_keep_shapes, with_weak)
 
 
 def _prepare(a, axis, dtype):
@@ -94,7 +94,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if aval(v).ndim == 0:
             shape = list(aval(a).shape)
             shape[ax] = 1
-            from ._util import broadcast_to
+            from ..primitives.operands import broadcast_to
             v = broadcast_to(v, tuple(shape))
         return v
     if prepend is not None or append is not None:
@@ -202,7 +202,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """Remove jumps larger than discont (default period/2) by adding multiples of period."""
-    from ._util import promote
+    from ..primitives.operands import promote
     p, period = promote(p, period, name="unwrap")     # JAX's dtype: int32 p is float64
     ax = canon_axis(axis, aval(p).ndim)
     d = diff(p, axis=ax)

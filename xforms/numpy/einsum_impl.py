@@ -16,7 +16,7 @@ import numpy as np
 from ..primitives import contraction as con
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, convert, promote_dtypes
+from ..primitives.operands import aval, asarray_operand, convert, promote_dtypes
 
 # labels for the dimensions '...' stands for: private-use characters, which are not letters,
 # so they never collide with a user's labels

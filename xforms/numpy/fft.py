@@ -19,7 +19,7 @@ import numpy as np
 from ..primitives import elementwise as ew
 from ..primitives import fft as fp
 from ..primitives import structural as st
-from ._util import aval, asarray_operand, convert, inexact_dtype, returns_arrays
+from ..primitives.operands import aval, asarray_operand, convert, inexact_dtype, returns_arrays
 from .manipulation import moveaxis
 
 _NORMS = ("backward", "ortho", "forward")

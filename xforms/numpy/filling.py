@@ -6,7 +6,7 @@ fill_diagonal, place, put.
 import numpy as np
 
 from . import manipulation as man
-from ._util import aval, asarray_operand
+from ..primitives.operands import aval, asarray_operand
 from .indexing import IndexUpdateRef
 
 
@@ -44,7 +44,7 @@ def place(arr, mask, vals, *, inplace=True):
     true position gets vals[i % len(vals)]; the mask may be traced)."""
     _inplace("place", inplace)
     from . import ufuncs as uf
-    from ._util import broadcast_to, convert
+    from ..primitives.operands import broadcast_to, convert
     from .cumulative import cumsum
     from .indexing import take
     arr = asarray_operand(arr)

@@ -10,7 +10,7 @@ the CPU); the exponent is int32, as JAX's.
 import numpy as np
 
 from . import ufuncs as uf
-from ._util import asarray_operand, aval, float_of, promote, with_weak
+from ..primitives.operands import asarray_operand, aval, float_of, promote, with_weak
 from .mathfuncs import copysign, ldexp
 
 

@@ -14,7 +14,7 @@ from ..transforms.tracing import flatten_args, trace_flat
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_unflatten
 from . import manipulation as man
-from ._util import aval, asarray, asarray_operand, broadcast_to, canon_axis
+from ..primitives.operands import aval, asarray, asarray_operand, broadcast_to, canon_axis
 
 
 def _map0(f, *xs):

@@ -9,7 +9,7 @@ from . import manipulation as man
 from . import reductions as red
 from . import sorting as srt
 from . import ufuncs as uf
-from ._util import asarray_operand, aval, broadcast_to, float_of, promote_keep_shapes
+from ..primitives.operands import asarray_operand, aval, broadcast_to, float_of, promote_keep_shapes
 from .statistics import histogram_edges
 
 

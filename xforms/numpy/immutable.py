@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.trace import Array
 from . import sorting
-from .methods import plain, wrap
+from .numpy_ufuncs import plain, wrap
 
 _ADVICE = "instead of x[idx] = y, use x = x.at[idx].set(y) (or another .at[] method)"
 

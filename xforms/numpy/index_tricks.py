@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.trace import Tracer
 from . import manipulation as man
-from ._util import aval, asarray_operand, broadcast_to, wrap_result
+from ..primitives.operands import aval, asarray_operand, broadcast_to, wrap_result
 from .creation import arange, asarray
 from .ranges import linspace
 from .searching import nonzero

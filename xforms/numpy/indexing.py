@@ -27,8 +27,8 @@ from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import structural as st
-from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, locate_errors,
-                    wrap_result)
+from ..primitives.operands import (aval, asarray, asarray_operand, broadcast_to, convert,
+                                   locate_errors, wrap_result)
 
 
 def _is_int_scalar(i):

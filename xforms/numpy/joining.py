@@ -17,8 +17,8 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import (aval, asarray_operand, broadcast_to, canon_axes, canon_axis,
-                    check_arraylike, convert)
+from ..primitives.operands import (aval, asarray_operand, broadcast_to, canon_axes, canon_axis,
+                                   check_arraylike, convert)
 from .indexing import take
 
 

@@ -10,8 +10,8 @@ import numpy as np
 from ..primitives.linalg.batched import diagonal as _diag
 from . import reductions as _red
 from . import ufuncs as _uf
-from ._util import asarray_operand as _operand, aval as _aval, promote as _promote
-from ._util import returns_arrays as _returns_arrays, with_weak as _with_weak
+from ..primitives.operands import asarray_operand as _operand, aval as _aval, promote as _promote
+from ..primitives.operands import returns_arrays as _returns_arrays, with_weak as _with_weak
 from .linalg_decomp import (EigResult, EighResult, QRResult, SlogdetResult, SVDResult, cholesky, eig,
                             eigh, eigvals, eigvalsh, qr, svd, svdvals)
 from .linalg_norm import matrix_norm, norm, vector_norm

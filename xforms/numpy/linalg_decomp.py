@@ -12,7 +12,7 @@ from ..primitives import elementwise as ew
 from ..primitives.linalg import factor as pl
 from ..primitives.linalg import spectral as ps
 from ..primitives.linalg.batched import h
-from ._util import asarray_operand, aval, float_of, returns_arrays
+from ..primitives.operands import asarray_operand, aval, float_of, returns_arrays
 
 
 class EighResult(NamedTuple):

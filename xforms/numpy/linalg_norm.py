@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ._util import aval, asarray_operand, canon_axis, float_of, returns_arrays
+from ..primitives.operands import aval, asarray_operand, canon_axis, float_of, returns_arrays
 from . import reductions as red
 from . import ufuncs
 from .manipulation import expand_dims, moveaxis, reshape, squeeze, transpose

@@ -1,9 +1,9 @@
 """Products of `xforms.numpy`: dot, matmul, vdot, inner, outer, tensordot, einsum."""
 from ..primitives import contraction as con
 from ..primitives import elementwise as ew
-from ._util import aval, asarray_operand, broadcast_to, promote
+from ..primitives.operands import aval, asarray_operand, broadcast_to, promote
 from ..core.avals import broadcast_shapes
-from ._util import convert, promote_dtypes
+from ..primitives.operands import convert, promote_dtypes
 
 
 def _promote_dtypes(a, b):

@@ -16,8 +16,8 @@ from ..transforms.tracing import trace_cached
 from ..core.avals import broadcast_shapes
 from . import reductions as red
 from . import ufuncs
-from ._util import (asarray_operand, aval, broadcast_to, convert, float_of, promote_dtypes,
-                    returns_arrays)
+from ..primitives.operands import (asarray_operand, aval, broadcast_to, convert, float_of,
+                                   promote_dtypes, returns_arrays)
 from .creation import eye
 from .cumulative import cumprod
 from .linalg_decomp import SlogdetResult, matrix_operand, svd

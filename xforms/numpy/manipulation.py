@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 
 from ..primitives import structural as st
-from ._util import (aval, asarray, asarray_operand, broadcast_to, canon_axis, promote_keep_shapes,
-                    stack_new_axis)
+from ..primitives.operands import (aval, asarray, asarray_operand, broadcast_to, canon_axis,
+                                   promote_keep_shapes, stack_new_axis)
 
 
 def reshape(a, newshape=None, order="C", shape=None):

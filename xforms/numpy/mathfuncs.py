@@ -12,8 +12,8 @@ from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import (aval, asarray, asarray_operand, const_weak, convert, float_of, promote,
-                    with_weak)
+from ..primitives.operands import (aval, asarray, asarray_operand, const_weak, convert, float_of,
+                                   promote, with_weak)
 
 
 def _zeros_like_bool(x):

@@ -17,7 +17,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray, asarray_operand, canon_axis, convert
+from ..primitives.operands import aval, asarray, asarray_operand, canon_axis, convert
 from .indexing import IndexUpdateRef, getitem
 
 
@@ -96,7 +96,7 @@ def tril_indices(n, k=0, m=None):
 
         >>> xnp.tril_indices(2)            # (Array([0, 1, 1]), Array([0, 0, 1]))
     """
-    from ._util import wrap_result
+    from ..primitives.operands import wrap_result
     return tuple(wrap_result(i) for i in np.tril_indices(*_tri_sizes(n, k, m)))
 
 
@@ -105,7 +105,7 @@ def triu_indices(n, k=0, m=None):
 
         >>> xnp.triu_indices(2)            # (Array([0, 0, 1]), Array([0, 1, 1]))
     """
-    from ._util import wrap_result
+    from ..primitives.operands import wrap_result
     return tuple(wrap_result(i) for i in np.triu_indices(*_tri_sizes(n, k, m)))
 
 
@@ -122,7 +122,7 @@ def triu_indices_from(arr, k=0):
 def diag_indices(n, ndim=2):
     """The indices of the main diagonal of an n x n ... array, as jnp's: default-int
     arrays.  >>> xnp.diag_indices(2)   # (Array([0, 1]), Array([0, 1]))"""
-    from ._util import wrap_result
+    from ..primitives.operands import wrap_result
     # as ints first: NumPy's arange of a uint64 n is float64 (uint64 + int promotes)
     n, ndim = operator.index(n), operator.index(ndim)
     return tuple(wrap_result(i) for i in np.diag_indices(n, ndim))

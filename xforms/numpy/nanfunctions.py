@@ -11,7 +11,7 @@ import numpy as np
 
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert, inexact_dtype
+from ..primitives.operands import aval, asarray_operand, convert, inexact_dtype
 
 
 def _unsupported(name, **kw):

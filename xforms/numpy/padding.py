@@ -21,7 +21,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, broadcast_to, convert
+from ..primitives.operands import aval, asarray_operand, broadcast_to, convert
 from .indexing import take
 
 _MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minimum",

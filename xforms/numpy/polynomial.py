@@ -8,8 +8,8 @@ import numpy as np
 
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import (aval, asarray, asarray_operand, broadcast_to, float_of,
-                    promote_keep_shapes, with_weak)
+from ..primitives.operands import (aval, asarray, asarray_operand, broadcast_to, float_of,
+                                   promote_keep_shapes, with_weak)
 
 
 def _vec(p, name, columns=False):

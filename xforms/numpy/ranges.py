@@ -11,8 +11,8 @@ from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer
 from . import manipulation as man
 from . import ufuncs as uf
-from ._util import (aval, broadcast_to, canon_axis, convert, dtype_arg, inexact_dtype,
-                    promote_keep_shapes, wrap_result)
+from ..primitives.operands import (aval, broadcast_to, canon_axis, convert, dtype_arg,
+                                   inexact_dtype, promote_keep_shapes, wrap_result)
 
 
 def _bounds(start, stop, dtype):

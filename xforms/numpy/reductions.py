@@ -7,8 +7,8 @@ from ..core.trace import Tracer
 from ..primitives import elementwise as ew
 from ..primitives import reductions as red
 from ..primitives import structural as st
-from ._util import (aval, asarray_operand, canon_axes, canon_axis, convert, dtype_arg,
-                    inexact_dtype, with_weak)
+from ..primitives.operands import (aval, asarray_operand, canon_axes, canon_axis, convert,
+                                   dtype_arg, inexact_dtype, with_weak)
 
 
 def _keep(x, out, axes, keepdims):
@@ -178,7 +178,7 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False, where=None):
 
 
 def _bcast(x, shape):
-    from ._util import broadcast_to
+    from ..primitives.operands import broadcast_to
     return broadcast_to(x, shape)
 
 

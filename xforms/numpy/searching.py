@@ -16,7 +16,7 @@ from ..core.trace import Tracer
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert
+from ..primitives.operands import aval, asarray_operand, convert
 from .cumulative import cumsum
 from .indexing import nonzero as _nonzero_concrete
 from .indexing import take

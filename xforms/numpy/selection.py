@@ -7,7 +7,7 @@ are selected, which is what JAX's vectorised switch does too).
 import numpy as np
 
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, broadcast_to, convert
+from ..primitives.operands import aval, asarray_operand, broadcast_to, convert
 
 
 def select(condlist, choicelist, default=0):

@@ -19,7 +19,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, convert
+from ..primitives.operands import aval, asarray_operand, convert
 from .cumulative import cumsum
 from .indexing import IndexUpdateRef, take
 

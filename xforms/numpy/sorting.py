@@ -15,7 +15,7 @@ from ..primitives import structural as st
 from . import manipulation as man
 from . import reductions as red
 from . import ufuncs as uf
-from ._util import aval, asarray_operand, canon_axis, convert, promote_dtypes
+from ..primitives.operands import aval, asarray_operand, canon_axis, convert, promote_dtypes
 
 
 def _axis(a, axis):

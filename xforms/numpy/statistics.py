@@ -15,8 +15,8 @@ from . import manipulation as man
 from . import reductions as red
 from . import sorting as srt
 from . import ufuncs as uf
-from ._util import (aval, asarray_operand, broadcast_to, canon_axes, convert, float_of,
-                    promote_keep_shapes)
+from ..primitives.operands import (aval, asarray_operand, broadcast_to, canon_axes, convert,
+                                   float_of, promote_keep_shapes)
 from .along_axis import take_along_axis
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")

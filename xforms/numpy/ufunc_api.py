@@ -19,8 +19,8 @@ import numpy as np
 
 from . import cumulative, indexing, joining, manipulation as man, reductions as red
 from . import array_api, mathfuncs, ufuncs as uf
-from ._util import (asarray_operand, aval, canon_axis, canon_axes, convert, dtype_arg,
-                    locate_public_error, returns_arrays, wrap_result)
+from ..primitives.operands import (asarray_operand, aval, canon_axis, canon_axes, convert,
+                                   dtype_arg, locate_public_error, returns_arrays, wrap_result)
 
 
 class ufunc:

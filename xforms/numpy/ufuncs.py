@@ -7,8 +7,8 @@ from ..core import trace as core
 from ..primitives import elementwise as ew
 from ..primitives.special import functions as special
 from .complex_atan2 import xla_atan2
-from ._util import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
-                    is_python_scalar, promote, with_weak)
+from ..primitives.operands import (aval, asarray, asarray_operand, broadcast_to, convert, float_of,
+                                   is_python_scalar, promote, with_weak)
 
 
 def _numeric(x):
@@ -419,7 +419,7 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     c = convert(asarray_operand(condition), np.bool_)
     x, y = promote(x, y, name="where")
-    from ._util import broadcast_to, check_rank_promotion
+    from ..primitives.operands import broadcast_to, check_rank_promotion
     from ..core.avals import broadcast_shapes
     shape = broadcast_shapes(aval(c).shape, aval(x).shape, aval(y).shape, op="where")
     if aval(c).shape != shape:

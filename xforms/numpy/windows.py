@@ -6,7 +6,7 @@ hamming hanning kaiser.
 import numpy as np
 
 from ..core.trace import Tracer
-from ._util import wrap_result
+from ..primitives.operands import wrap_result
 
 
 def _static(M, name):

@@ -13,7 +13,7 @@ keep NumPy's bits and never wait for a compile); under a trace they run inline.
 import numpy as np
 
 from .. import config
-from ..numpy import _util
+from ..primitives import operands
 from . import threefry
 from .keys import KEY_DTYPE, KeyArray, check_key, wrap
 from .programs import program
@@ -40,7 +40,7 @@ def PRNGKey(seed, *, impl=None):
     _check_impl(impl)
     if config.enable_custom_prng.value:
         return key(seed)
-    return _util.returns_arrays(lambda: _seed(seed, "PRNGKey"))()
+    return operands.returns_arrays(lambda: _seed(seed, "PRNGKey"))()
 
 
 def _check_impl(impl):
@@ -64,7 +64,7 @@ def split(key, num=2):
     return wrap(_split(data, shape), typed)
 
 
-_split = program(static_argnums=(1,))(_util.returns_arrays(threefry.split))
+_split = program(static_argnums=(1,))(operands.returns_arrays(threefry.split))
 
 
 def fold_in(key, data):
@@ -76,7 +76,7 @@ def fold_in(key, data):
     return wrap(_fold_in(raw, threefry.as_u32(data)), typed)
 
 
-_fold_in = program()(_util.returns_arrays(threefry.fold_in))
+_fold_in = program()(operands.returns_arrays(threefry.fold_in))
 
 
 def bits(key, shape=(), dtype=None):

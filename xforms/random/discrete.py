@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as xnp
-from ..numpy import _util
+from ..primitives import operands
 from .keys import check_key, own
 from .programs import program
 from .samplers import (canonical_shape, raw_gumbel, raw_uniform, split2, randint)
@@ -48,7 +48,7 @@ def permutation(key, x, axis=0, independent=False):
         if np.ndim(x) == 0 and not isinstance(x, (int, np.integer)):
             x = int(x)
         return _shuffle(key, xnp.arange(x), 0)
-    x = _util.asarray_operand(x)
+    x = operands.asarray_operand(x)
     axis = axis % x.ndim
     if independent or x.ndim == 1:
         return _shuffle(key, x, axis)
@@ -59,7 +59,7 @@ def permutation(key, x, axis=0, independent=False):
 def shuffle(key, x, axis=0):
     """Deprecated in JAX in favour of permutation(..., independent=True); same numbers."""
     key, _ = check_key("shuffle", key)
-    x = _util.asarray_operand(x)
+    x = operands.asarray_operand(x)
     return _shuffle(key, x, axis % max(x.ndim, 1))
 
 
@@ -68,7 +68,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     replacement, uniformly or with probabilities p."""
     key, _ = check_key("choice", key)
     shape = canonical_shape(shape, "choice")
-    arr = _util.asarray_operand(a) if np.ndim(a) else None
+    arr = operands.asarray_operand(a) if np.ndim(a) else None
     if arr is None:
         n_inputs = int(a)
     else:
@@ -91,7 +91,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             ax = 0 if arr is None else axis
             result = perm[(slice(None),) * ax + (slice(n_draws),)]
     else:
-        p = _util.asarray_operand(p)
+        p = operands.asarray_operand(p)
         if p.dtype.kind not in "fc":
             p = p.astype(np.float64)
         if p.shape != (n_inputs,):
@@ -119,7 +119,7 @@ def _cumsum(p):
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Category indices with probabilities softmax(logits) along `axis` (Gumbel-max)."""
     key, _ = check_key("categorical", key)
-    logits = _util.asarray_operand(logits)
+    logits = operands.asarray_operand(logits)
     axis = axis % logits.ndim
     batch_shape = logits.shape[:axis] + logits.shape[axis + 1:]
     shape = canonical_shape(shape, "categorical")

@@ -15,7 +15,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as xnp
 from ..batching_api import vmap
-from ..numpy import _util
+from ..primitives import operands
 from . import special
 from .keys import check_key
 from .samplers import (check_shape, log1p_as_jax, as_param, canonical_shape, float_dtype, raw_normal,
@@ -198,7 +198,7 @@ def poisson(key, lam, shape=None, dtype=np.int64):
     dtype = np.dtype(dtype)
     shape = canonical_shape(shape, "poisson")
     shape = np.shape(lam) if shape is None else shape
-    lam = xnp.broadcast_to(_util.asarray_operand(lam), shape).astype(np.float32)
+    lam = xnp.broadcast_to(operands.asarray_operand(lam), shape).astype(np.float32)
     use_knuth = xnp.isnan(lam) | (lam < 10)
     lam_knuth = xnp.where(use_knuth, lam, np.float32(0))
     lam_rej = xnp.where(use_knuth, np.float32(1e5), lam)

@@ -16,7 +16,7 @@ from .. import config
 from ..core.avals import prng_key
 from ..core.trace import Tracer
 from ..errors import KeyReuseError
-from ..numpy import _util
+from ..primitives import operands
 from ..tree_util import register_pytree_node
 
 
@@ -53,7 +53,7 @@ class KeyArray:
     def __init__(self, data, src=None):
         self._data, self._consumed, self._used, self._src = data, False, set(), src
 
-    shape = property(lambda self: tuple(_util.aval(self._data).shape[:-1]))
+    shape = property(lambda self: tuple(operands.aval(self._data).shape[:-1]))
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape)))
 
@@ -115,14 +115,14 @@ def check_key(name, key, allow_batched=False):
     else:
         if name not in _READERS:
             _legacy(config.legacy_prng_key.value)
-        data, typed = _util.asarray_operand(key), False
-        a = _util.aval(data)
+        data, typed = operands.asarray_operand(key), False
+        a = operands.aval(data)
         if a.dtype != np.uint32 or not a.shape or a.shape[-1] != 2:
             raise TypeError(
                 f"random.{name}: expected a PRNG key (random.key(seed), or a uint32 array of "
                 f"shape (..., 2) from random.PRNGKey), got {a.str_short()}")
-    if not allow_batched and _util.aval(data).shape != (2,):
-        shape = _util.aval(data).shape[:-1]
+    if not allow_batched and operands.aval(data).shape != (2,):
+        shape = operands.aval(data).shape[:-1]
         raise TypeError(f"random.{name} accepts a single key, but was given a key array of "
                         f"shape {shape} != (). Use xforms.vmap for batching.")
     return data, typed

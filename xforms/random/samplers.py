@@ -10,7 +10,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as xnp
 from ..core.avals import canonicalize_dtype
-from ..numpy import _util
+from ..primitives import operands
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from . import special
@@ -42,9 +42,9 @@ def _real(dt):
 
 
 def as_param(x, dtype):
-    x = _util.asarray_operand(x)
-    return ew.convert_element_type(x, dtype) if _util.aval(x).dtype != dtype or \
-        _util.aval(x).weak_type else x
+    x = operands.asarray_operand(x)
+    return ew.convert_element_type(x, dtype) if operands.aval(x).dtype != dtype or \
+        operands.aval(x).weak_type else x
 
 
 def check_shape(name, shape, *param_shapes):
@@ -191,8 +191,8 @@ def _nextafter(x, to):
 def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
     """True with probability p."""
     key, _ = check_key("bernoulli", key)
-    p = _util.asarray_operand(p)
-    dtype = _util.aval(p).dtype
+    p = operands.asarray_operand(p)
+    dtype = operands.aval(p).dtype
     if dtype.kind != "f":
         p, dtype = ew.convert_element_type(p, np.float64), np.dtype(np.float64)
     shape = canonical_shape(shape, "bernoulli")
@@ -205,7 +205,7 @@ def bernoulli(key, p=np.float64(0.5), shape=None, mode="low"):
 
 @program(static_argnums=(2, 3))
 def _bernoulli(key, p, shape, mode):
-    dtype = _util.aval(p).dtype
+    dtype = operands.aval(p).dtype
     if mode == "high":
         u = raw_uniform(key, (2,) + tuple(shape), dtype)
         u1, u2 = u[0], u[1] * dtype.type(2.0 ** -np.finfo(dtype).nmant)
@@ -289,7 +289,7 @@ def raw_gumbel(key, shape, dtype, mode="low"):
 def _clip_to(val, dtype):
     """Integer `val` converted to `dtype`, clipped to its range (not wrapped)."""
     info = np.iinfo(dtype)
-    vdt = _util.aval(val).dtype
+    vdt = operands.aval(val).dtype
     vinfo = np.iinfo(vdt)
     lo, hi = max(info.min, vinfo.min), min(info.max, vinfo.max)
     if lo > vinfo.min or hi < vinfo.max:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import lax
 from ..lax.rng import as_u32, threefry_2x32, threefry2x32_p, threefry_scalar  # noqa: F401
-from ..numpy import _util
+from ..primitives import operands
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 
@@ -90,11 +90,11 @@ def seed_words(seed):
             raise OverflowError(f"seed {s} does not fit in 64 bits")
         s &= 0xFFFFFFFFFFFFFFFF
         return np.array([s >> 32, s & 0xFFFFFFFF], np.uint32)
-    seed = _util.asarray_operand(seed)
-    dt = _util.aval(seed).dtype
-    if dt.kind not in "iu" or _util.aval(seed).shape:
+    seed = operands.asarray_operand(seed)
+    dt = operands.aval(seed).dtype
+    if dt.kind not in "iu" or operands.aval(seed).shape:
         raise TypeError("a PRNG seed must be an integer scalar, got "
-                        f"{_util.aval(seed).str_short()}")
+                        f"{operands.aval(seed).str_short()}")
     lo = ew.convert_element_type(ew.and_(seed, dt.type(0xFFFFFFFF) if dt.itemsize == 8 else
                                          dt.type(-1)), _U32)
     if dt.itemsize == 8:

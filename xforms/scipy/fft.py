@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import aval, inexact_dtype, returns_arrays
+from ..primitives.operands import aval, inexact_dtype, returns_arrays
 from ..numpy.fft import _index, _resize
 
 __all__ = ["dct", "dctn", "idct", "idctn"]

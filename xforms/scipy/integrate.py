@@ -5,7 +5,7 @@ xforms.numpy.trapezoid: differentiable in y and x, compiled like any reduction).
     >>> xint.trapezoid(xnp.array([1.0, 2.0, 3.0]), dx=0.5)      # 2.0
 """
 from .. import numpy as xnp
-from ..numpy._util import returns_arrays
+from ..primitives.operands import returns_arrays
 
 __all__ = ["trapezoid"]
 

@@ -10,7 +10,7 @@ other decompositions in linalg_decompositions.py, the special-matrix constructor
 import numpy as np
 
 from ..numpy import linalg as _nl
-from ..numpy._util import aval as _aval, broadcast_to as _bcast, returns_arrays as _returns
+from ..primitives.operands import aval as _aval, broadcast_to as _bcast, returns_arrays as _returns
 from ..numpy.linalg_decomp import matrix_operand as _matrix
 from ..numpy.linalg_ops import matmul as _matmul
 from ..numpy.linalg_solve import promote_keep, lu_solve_core as _lu_solve_core
@@ -54,7 +54,7 @@ def _rhs(name, a, b):
 
 
 def _nl_float(x):
-    from ..numpy._util import asarray_operand, float_of
+    from ..primitives.operands import asarray_operand, float_of
     return float_of(asarray_operand(x))
 
 

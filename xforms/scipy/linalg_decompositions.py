@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import numpy as xnp
 from ..api import jvp
-from ..numpy._util import aval as _aval, float_of as _float_of, returns_arrays as _returns
-from ..numpy._util import asarray_operand as _operand
+from ..primitives.operands import aval as _aval, float_of as _float_of, returns_arrays as _returns
+from ..primitives.operands import asarray_operand as _operand
 from ..numpy.linalg_decomp import matrix_operand as _matrix
 from ..lax import linalg as _lax_linalg
 from ..primitives.linalg import schur as _ps

@@ -9,7 +9,7 @@ import numpy as np
 from .. import lax
 from ..numpy import linalg as _nl
 from ..numpy import ufuncs as _uf
-from ..numpy._util import asarray_operand, aval, broadcast_to, float_of, returns_arrays
+from ..primitives.operands import asarray_operand, aval, broadcast_to, float_of, returns_arrays
 from ..numpy.creation import eye
 from ..numpy.linalg_decomp import matrix_operand
 from ..numpy.linalg_ops import matmul
@@ -119,7 +119,7 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
 
 def _same_dtype(*xs):
     from ..core.avals import promote_types
-    from ..numpy._util import convert
+    from ..primitives.operands import convert
     dt, _ = promote_types(*((aval(x).dtype, False) for x in xs))
     return [convert(x, dt) for x in xs]
 

@@ -14,7 +14,7 @@ from math import comb
 import numpy as np
 
 from .. import numpy as xnp
-from ..numpy._util import float_of, returns_arrays
+from ..primitives.operands import float_of, returns_arrays
 
 __all__ = ["circulant", "companion", "convolution_matrix", "dft", "fiedler",
            "fiedler_companion", "hadamard", "helmert", "hankel", "hilbert", "invhilbert",

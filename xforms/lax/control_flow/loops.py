@@ -75,7 +75,7 @@ def fori_loop(lower, upper, body_fun, init_val):
                            length=length, reverse=False, num_consts=len(consts),
                            num_carry=1 + len(leaves))
         return tree_unflatten(tree, outs[1:])
-    from ...numpy._util import promote
+    from ...primitives.operands import promote
     lo, hi = promote(lower, upper, name="fori_loop")
     la = core.get_aval(lo)
     if la.shape != () or la.dtype.kind not in "iu":

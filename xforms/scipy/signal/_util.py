@@ -4,7 +4,7 @@ shapes kept (JAX's promote_dtypes_inexact).
     >>> promote_inexact(np.arange(3), np.ones(2, np.float32))   # float32 (3,), float32 (2,)
 """
 from ...core.avals import promote_types
-from ...numpy._util import aval, asarray_operand, convert, inexact_dtype
+from ...primitives.operands import aval, asarray_operand, convert, inexact_dtype
 
 
 def promote_inexact(*xs):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...lax.convolution import conv_general_dilated
 from ...numpy.manipulation import flip
-from ...numpy._util import aval, asarray_operand
+from ...primitives.operands import aval, asarray_operand
 from ...numpy.ufuncs import conj
 from ._util import promote_inexact
 from .fft_convolution import fftconvolve

@@ -11,7 +11,7 @@ the ordinary rules of a product.
 import numpy as np
 
 from ... import numpy as xnp
-from ...numpy._util import canon_axis
+from ...primitives.operands import canon_axis
 from ._util import promote_inexact
 
 

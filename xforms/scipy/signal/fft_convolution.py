@@ -7,7 +7,7 @@ are mapped one to one, so they must have equal sizes).
 import operator
 
 from ... import numpy as xnp
-from ...numpy._util import canon_axis
+from ...primitives.operands import canon_axis
 from ._util import promote_inexact
 
 _MODES = ("full", "same", "valid")

@@ -11,7 +11,7 @@ an odd `nperseg` with `nfft=None` inverts with nfft = nperseg (JAX raises a shap
 import numpy as np
 
 from ... import numpy as xnp
-from ...numpy._util import canon_axis
+from ...primitives.operands import canon_axis
 from .segments import named_window, overlap_add
 
 

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ... import numpy as xnp
-from ...numpy._util import canon_axis
+from ...primitives.operands import canon_axis
 from ._util import promote_inexact
 from .detrending import detrend as _detrend
 from .segments import frames, window_and_length

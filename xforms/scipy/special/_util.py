@@ -1,7 +1,7 @@
 """Helpers of xforms.scipy.special's modules: float operands, constants like an operand."""
 import numpy as np
 
-from ...numpy._util import aval, promote
+from ...primitives.operands import aval, promote
 from ...primitives import elementwise as ew
 
 

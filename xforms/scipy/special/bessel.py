@@ -5,7 +5,7 @@
 import numpy as np
 
 from ... import numpy as xnp
-from ...numpy._util import returns_arrays
+from ...primitives.operands import returns_arrays
 from ...primitives.special import functions as ps
 from ._util import const_like, float_operands
 

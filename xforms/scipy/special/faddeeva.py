@@ -14,7 +14,7 @@ import numpy as np
 from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
-from ...numpy._util import returns_arrays
+from ...primitives.operands import returns_arrays
 from ._util import float_operands
 
 _N = 40

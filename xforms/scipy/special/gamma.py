@@ -8,7 +8,7 @@ import numpy as np
 from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
-from ...numpy._util import aval, returns_arrays
+from ...primitives.operands import aval, returns_arrays
 from ...primitives.special import functions as ps
 from ._util import const_like, float_operands
 

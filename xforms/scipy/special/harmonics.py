@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import lax
 from ... import numpy as xnp
-from ...numpy._util import returns_arrays
+from ...primitives.operands import returns_arrays
 from ._util import float_operands
 
 

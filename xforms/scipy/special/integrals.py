@@ -7,7 +7,7 @@ import numpy as np
 from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
-from ...numpy._util import aval, returns_arrays
+from ...primitives.operands import aval, returns_arrays
 from ._util import float_operands, real_operands
 from .gamma import bernoulli, digamma
 

@@ -6,7 +6,7 @@ kl_div, softmax, log_softmax, boxcox, boxcox1p.
 from ... import numpy as xnp
 from ... import nn as _nn
 from ...custom import custom_jvp
-from ...numpy._util import returns_arrays
+from ...primitives.operands import returns_arrays
 from ...primitives import elementwise as ew
 from ._util import float_operands, real_operands
 

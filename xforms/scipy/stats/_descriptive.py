@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import numpy as xnp
 from ...batching_api import vmap
-from ...numpy._util import promote
+from ...primitives.operands import promote
 
 
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):

@@ -2,7 +2,7 @@
 import functools
 
 from ... import numpy as xnp
-from ...numpy._util import promote, returns_arrays
+from ...primitives.operands import promote, returns_arrays
 
 
 def floats(*xs, name):

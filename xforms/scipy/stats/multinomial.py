@@ -3,7 +3,7 @@ trials, probabilities p).  x and n must be integers (as in JAX); counts not summ
 probability 0."""
 from ... import numpy as xnp
 from .. import special as sp
-from ...numpy._util import aval
+from ...primitives.operands import aval
 from ._util import exp_of, floats, multivariate
 
 
