@@ -326,7 +326,7 @@ def direct_compile_limit(jaxpr):
     5110
     """
     units = DIRECT_BASE
-    for eqn in _all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):
+    for eqn in all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):
         facts = eqn.prim.facts
         if facts.kind == CONTRACTION:
             units += DIRECT_CONTRACTION
@@ -335,14 +335,14 @@ def direct_compile_limit(jaxpr):
     return units
 
 
-def _all_eqns(jaxpr):
+def all_eqns(jaxpr):
     """`jaxpr`'s equations and those of its sub-programs (each once)."""
     for eqn in jaxpr.eqns:
         yield eqn
         for v in eqn.params.values():
             for sub in (v if isinstance(v, (list, tuple)) else (v,)):
                 if hasattr(sub, "eqns") or hasattr(sub, "jaxpr"):
-                    yield from _all_eqns(getattr(sub, "jaxpr", sub))
+                    yield from all_eqns(getattr(sub, "jaxpr", sub))
 
 
 def compile_limit(size, fixed=None):

@@ -51,6 +51,7 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
+from . import eager_blas
 from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
                          TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
                          fast_tier_slowdown)
@@ -107,6 +108,7 @@ class TieredExecutable:
         self._first_call = threading.Event()
         self._owned = _roots(closed.consts)
         self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
+        self._products = eager_blas.has_products(closed)
         self._warned_wait = False
         # (asked on the compile thread: `in_process_test` may import the backends first)
         self._in_process = in_process_test or in_process
@@ -133,7 +135,8 @@ class TieredExecutable:
         if first:
             _first_calls.enter()
         try:
-            outs = core.eval_jaxpr(self.closed, *args)
+            with eager_blas.one_thread_while_loaded(self._products):
+                outs = core.eval_jaxpr(self.closed, *args)
         finally:
             self._first_call.set()
             if first:
