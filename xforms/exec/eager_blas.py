@@ -29,7 +29,7 @@ from .eager_cost import all_eqns
 
 _SYMBOLS = ("scipy_openblas_{}_num_threads64_", "scipy_openblas_{}_num_threads",
             "openblas_{}_num_threads64_", "openblas_{}_num_threads")
-_found = []        # [(get, set) of each loaded NumPy / SciPy OpenBLAS], filled once
+_found = {}        # SciPy imported? -> [(get, set) of each loaded NumPy / SciPy OpenBLAS]
 
 
 def has_products(closed):
@@ -66,8 +66,9 @@ def _monitor_running():
 def _libraries():
     """(get, set) thread-count functions of NumPy's and (if imported) SciPy's bundled
     OpenBLAS, found once (no import of SciPy, no library loaded that was not)."""
-    if _found:
-        return _found[0]
+    key = "scipy" in sys.modules            # (SciPy imported later: looked up again)
+    if key in _found:
+        return _found[key]
     out = []
     for package in ("numpy", "scipy"):
         if package not in sys.modules:
@@ -89,8 +90,7 @@ def _libraries():
                     put.argtypes, put.restype = [ctypes.c_int], None
                     out.append((get, put))
                     break
-    if "scipy" in sys.modules:          # (before SciPy's import: look again next time)
-        _found.append(out)
+    _found[key] = out
     return out
 
 

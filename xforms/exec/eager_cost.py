@@ -130,10 +130,16 @@ def fast_tier_slowdown(jaxpr):
 
     >>> fast_tier_slowdown(xf.make_jaxpr(lambda a, b: a @ b)(np.ones((500, 500)), np.ones((500, 500))))
     1.0..."""
+    return fast_tier_estimate(jaxpr)[1]
+
+
+def fast_tier_estimate(jaxpr):
+    """(estimated seconds of one eager evaluation, `fast_tier_slowdown`) of `jaxpr`, from
+    one walk of it."""
     executed, _, compiled = _cost(jaxpr, None, TOP_WEIGHT)
     if executed == float("inf"):
-        return executed
-    return max(1.0, executed / max(compiled, 0.5))      # a compiled call: >= ~5 us
+        return executed, executed
+    return executed * EQN_NS * 1e-9, max(1.0, executed / max(compiled, 0.5))  # (>= ~5 us)
 
 
 def _compiled_units(eqn, work):
