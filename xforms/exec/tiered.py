@@ -8,9 +8,10 @@ main thread: a background thread plans and emits the kernel and hands the Numba 
 the backend's compile worker process (xforms/kernels/build/worker.py), then loads the result
 from the disk cache and swaps it in (one attribute read per call checks for it).  That
 thread holds the GIL while it plans, so it starts once the first call has returned (at most
-FIRST_CALL_HEAD_START later); the worker process starts at once, unless the program is one
-that the CPU backend compiles in this process straight from LLVM IR (`in_process`): then
-only if that compile asks for it.
+FIRST_CALL_HEAD_START -- or three times the call's estimate -- CPU seconds of the calling
+thread later); the worker process starts at once where the compiler package is imported,
+else after that head start too, unless the program is one that the CPU backend compiles in
+this process straight from LLVM IR (`in_process`): then only if that compile asks for it.
 
     f = xf.jit(loss)
     f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
