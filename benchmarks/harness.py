@@ -288,7 +288,12 @@ def _first_call(ctx, case, system, fn, args, ref, row):
     processes' compiles) and the check of its result; -> (row, (args, out))."""
     if system == "jax":
         args = ctx.jax_inputs(args)
+    cpu0 = time.process_time()
     row["first_call_s"], out = timing.time_once(fn, args)
+    # (CPU seconds of the whole process, its threads included: a loaded machine's wall
+    # figure beside what the call cost; JAX's compile threads count too)
+    row["first_call_cpu_s"] = round(time.process_time() - cpu0, 5)
+    row["first_call_load"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
     wait = getattr(fn, "wait_compiled", None)
     if wait is not None:          # tiered jit: time the compiled tier, not the fast one
         background = any(type(entry[0]).__name__ == "TieredExecutable"

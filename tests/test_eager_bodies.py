@@ -145,3 +145,69 @@ def test_a_plan_run_again_and_again_uses_its_generated_function(monkeypatch):
     monkeypatch.setattr(core, "run_steps", no_interpreter)
     for _ in range(3):
         np.testing.assert_array_equal(core.eval_jaxpr(closed, x), [want])
+
+
+def _count_lookups(monkeypatch):
+    from xforms.core import memo
+    calls = []
+    real = memo.plans.lookup
+
+    def counted(*a, **k):
+        calls.append(a[1] if len(a) > 1 else None)
+        return real(*a, **k)
+    monkeypatch.setattr(memo.plans, "lookup", counted)
+    return calls
+
+
+@pytest.mark.parametrize("loop", ["scan", "for_loop", "while"])
+def test_a_loop_looks_its_body_up_once_not_on_every_trip(monkeypatch, loop):
+    """Session 35: each trip looked the generated body up in memo.plans (a lock, an
+    OrderedDict) and converted the loop's invariant Python-float inputs again -- half of a
+    1-equation trip's ~6 us; pow_loop's 10^4 trips took 61 ms on the fast tier for a 16-27
+    ms compile.  Now a loop looks each body up once."""
+    n = 40
+    if loop == "scan":
+        f = lambda x: lax.fori_loop(0, n, lambda i, a: a * x, 1.0)          # noqa: E731
+    elif loop == "for_loop":
+        f = lambda x, m: lax.fori_loop(0, m, lambda i, a: a * x, 1.0)       # noqa: E731
+    else:
+        def f(x):
+            return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * x),
+                                  (0, 1.0))[1]
+    args = (1.001, n) if loop == "for_loop" else (1.001,)
+    closed = xf.make_jaxpr(f)(*args)
+    assert closed.jaxpr.eqns[-1].prim.name in ("scan", "for_loop", "while")
+    calls = _count_lookups(monkeypatch)
+    out, = core.eval_jaxpr(closed, *args)
+    assert calls.count("body") <= 2            # (a while loop: its cond and its body)
+    want = np.float64(1.0)
+    for _ in range(n):
+        want = want * np.float64(1.001)
+    assert np.asarray(out) == want             # the same operations, bit for bit
+
+
+def test_invariant_inputs_are_converted_once_as_the_body_would():
+    from xforms.primitives.control.eager_bodies import fixed_inputs
+    closed = xf.make_jaxpr(lambda x, y: lax.fori_loop(0, 3, lambda i, v: v * y + 1.0, x))(
+        np.float32(1), np.float32(2))
+    body, = bodies(closed)
+    y, = fixed_inputs(body, [2.0])             # (y is the body's first input)
+    assert type(y) is np.float32 and y == 2     # a NumPy scalar of the IR's dtype
+    a = np.arange(3.0)
+    assert fixed_inputs(body, [a])[0] is a      # arrays pass as they are
+    c = np.complex64(1 + 2j)                    # complex values are not made scalars
+    assert fixed_inputs(body, [c])[0] is c
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_an_integer_counter_converted_in_a_body_matches_the_impl(dtype):
+    """convert_element_type from an integer in a loop body is NumPy's cast, as its impl
+    (convert_value) does, without the impl call."""
+    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 30, lambda i, a: a * x + i, dtype(1)))(
+        dtype(1.01))
+    body, = bodies(closed)
+    rng = np.random.default_rng(0)
+    args = [dtype(1.01), np.int64(2 ** 40 + 3), dtype(rng.normal())]
+    for got, want in zip(compile_body(body)(*args), interpreted(body, *args)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

@@ -235,12 +235,48 @@ def test_a_while_loops_gradient_is_priced_like_its_steps():
 
 
 def test_gathers_and_scatters_are_priced_per_call():
-    """An eager gather or scatter costs 12-19 us a call in its index handling (measured in
-    the ODE gradient's checkpoint reads and writes); under EQN_NS of work it was priced
-    nothing, so 1000 checkpoint writes in a loop were estimated ~0.4 ms, not ~17 ms."""
+    """An eager gather or scatter costs 3-8 us a call in its index handling and copy (12-19
+    before session 35; measured in the ODE gradient's checkpoint reads and writes); under
+    EQN_NS of work it was priced nothing, so 1000 checkpoint writes in a loop were
+    estimated ~0.4 ms.  Session 35: 48 ms measured (CPU, load 18), estimated 33 (7 with
+    the calls floored to whole EQN_NS units and the integer index arithmetic priced as
+    float operators)."""
     def f(buf, v):
         return lax.fori_loop(0, 1000, lambda i, b: b.at[i % 64].set(b[(i + 1) % 64] + v),
                              buf)
     executed, _ = eager_cost.eager_cost(xf.make_jaxpr(f)(np.zeros(64), 1.0))
     seconds = executed * eager_cost.EQN_NS * 1e-9
     assert 0.015 < seconds < 0.1
+
+
+def test_a_short_loop_body_is_priced_per_trip_as_it_now_runs():
+    """pow_loop's 10^4 trips of one multiply: 2.8-5 ms eagerly since session 35 (the body
+    looked up once, its Python-float input converted once: 61 ms before), estimated 33 ms
+    at 3 us a trip before -- beside a 16-27 ms direct compile.  The fast tier is right."""
+    closed = xf.make_jaxpr(lambda x: lax.fori_loop(0, 10 ** 4, lambda i, a: a * x, 1.0))(1.0)
+    executed, _ = eager_cost.eager_cost(closed)
+    assert executed * eager_cost.EQN_NS * 1e-9 < 0.008
+    assert tiered.worthwhile(closed, lambda c: True)
+
+
+def test_integer_index_arithmetic_in_a_body_costs_calls_not_operators():
+    """A body's integer and bool equations run as ufunc calls (~1 us), its float ones as
+    Python operators (~0.1-0.25 us): the same count of equations weighs more."""
+    f_int = lambda i: lax.fori_loop(0, 1000, lambda k, a: (a * 3 + 1) % 7, i)     # noqa: E731
+    f_flt = lambda x: lax.fori_loop(0, 1000, lambda k, a: (a * 3.0 + 1.0) * 0.5, x)  # noqa: E731
+    ints, _ = eager_cost.eager_cost(xf.make_jaxpr(f_int)(np.int64(2)))
+    flts, _ = eager_cost.eager_cost(xf.make_jaxpr(f_flt)(1.0))
+    assert ints > 2 * flts
+
+
+def test_the_ode_gradient_starts_on_the_fast_tier_beside_the_direct_compile():
+    """The suite's ODE gradient (t_end = 50): 1177 equations, the direct path's compile
+    0.66-1.0 CPU s; eagerly 1.16-1.58 CPU s before session 35 (compiled first: the first
+    call 1.19 s against JAX's 1.17), 0.61-0.72 after (load 18; gathers and scatters 3-4x
+    cheaper, loop trips without the body's look-up)."""
+    from benchmarks.peers import load
+    from benchmarks.workloads import ode
+    closed = xf.make_jaxpr(ode.loss_grad(50.0, load("xforms")))(ode.Y0, ode.P0)
+    seconds = eager_cost.eager_cost(closed)[0] * eager_cost.EQN_NS * 1e-9
+    assert 0.3 < seconds < 1.0
+    assert tiered.worthwhile(closed, lambda c: True)

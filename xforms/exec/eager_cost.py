@@ -51,9 +51,19 @@ EAGER_PER_EQN = 1000
 # generated Python: 1-equation body 3.0 us a trip, 3 equations 2.7, RK4's 117 33.6 -- 0.26
 # us an equation).  Before (10 us and 2.5 us an equation, nothing a trip) the scalar chain
 # and RK4's gradient were estimated 7-9x their time.
+# Session 35: a trip no longer looks its body up nor converts its invariant inputs again
+# (xforms/primitives/control/control_flow.py `trip_function`): 1-equation body 0.28-0.42 us a
+# trip, 3 equations 0.38-0.6 (CPU, load 11-17; LOOP_TRIP 0.3, 3 us, before: pow_loop's
+# 10^4 trips estimated 33 ms for 5 ms measured, and put on the fast tier beside a 16-27 ms
+# direct compile it then lost to, 61 ms).
 TOP_WEIGHT = 0.25
 LOOP_WEIGHT = 0.025
-LOOP_TRIP = 0.3
+LOOP_TRIP = 0.02
+# A loop body's equation that its generated Python spells as a call (a ufunc on integer or
+# bool scalars, an impl rule: select_n, gather) rather than a float operator (eager_bodies.py
+# `_special`): ~1 us, not ~0.1-0.25 (session 35, CPU, load 19: a 27-equation body of integer
+# index arithmetic, a gather and a scatter, 49 us a trip, estimated 7 at LOOP_WEIGHT)
+LOOP_CALL_WEIGHT = 0.1
 # a while loop's guess (its trip count is data).  A nest of loops of traced counts is
 # guessed to run that many innermost trips in all, not the product of guesses: reverse
 # mode's checkpointed sweep over a while loop's n steps is nseg segments of s steps (nseg s
@@ -84,11 +94,12 @@ LINALG_ELEMENT_NS = 20.0  # plus this per output element: LAPACK's small sizes a
 SORT_NS = 7.0           # sort and FFT, per element x log2(length) (sort of 10^6: 6.7)
 GATHER_NS = 8.0         # per element gathered or scattered at computed indices (8, 11
                         # measured for 10^6 random ones)
-# per gather / scatter call besides its elements: indexing.py's index normalisation and
-# clipping (moveaxis, np.clip, iinfo; measured session 33, CPU s, load ~8, inside the ODE
-# gradient's eager evaluation: 25k gathers 12-15 us each, 25k scatters 16-19 us).  Unpriced
-# (work under EQN_NS is dropped), they were ~0.8 of that gradient's 1.04 s eagerly
-CALL_NS = {"gather": 13_000.0, "scatter": 16_000.0}
+# per gather / scatter call besides its elements: indexing.py's index handling and the
+# scatter's copy (session 35, CPU, load 17, a 7x4 operand: gather 2.5-4.8 us, scatter of
+# one update 4.4-8 us, of 3 updates 11-21; 12-15 and 16-46 before moveaxis and np.clip's
+# wrappers were cut: the ODE gradient's eager evaluation 1.16-1.58 -> 0.79-0.85 CPU s).
+# Unpriced (work under EQN_NS is dropped), they were ~0.8 of that gradient's time eagerly
+CALL_NS = {"gather": 3_000.0, "scatter": 7_000.0}
 
 def eager_cost(jaxpr, limit=None):
     """(equation executions one eager evaluation of `jaxpr` should take, equations in it):
@@ -119,10 +130,16 @@ def fast_tier_slowdown(jaxpr):
 
     >>> fast_tier_slowdown(xf.make_jaxpr(lambda a, b: a @ b)(np.ones((500, 500)), np.ones((500, 500))))
     1.0..."""
+    return fast_tier_estimate(jaxpr)[1]
+
+
+def fast_tier_estimate(jaxpr):
+    """(estimated seconds of one eager evaluation, `fast_tier_slowdown`) of `jaxpr`, from
+    one walk of it."""
     executed, _, compiled = _cost(jaxpr, None, TOP_WEIGHT)
     if executed == float("inf"):
-        return executed
-    return max(1.0, executed / max(compiled, 0.5))      # a compiled call: >= ~5 us
+        return executed, executed
+    return executed * EQN_NS * 1e-9, max(1.0, executed / max(compiled, 0.5))  # (>= ~5 us)
 
 
 def _compiled_units(eqn, work):
@@ -143,7 +160,8 @@ def _cost(jaxpr, limit, weight):
         if eqn.prim not in core.impl_rules or not eqn.prim.trace_time_eval:
             return float("inf"), size, compiled
         work = work_ns(eqn)
-        executed += weight + work // EQN_NS
+        # (a gather's or scatter's call counts even under EQN_NS: 25k of them in a loop)
+        executed += _weight(eqn, weight) + work // EQN_NS + _call_ns(eqn) / EQN_NS
         compiled += _compiled_units(eqn, work)
         size += 1
         subs = [v for v in eqn.params.values() if hasattr(v, "eqns") or hasattr(v, "jaxpr")]
@@ -190,9 +208,7 @@ def work_ns(eqn):
         return elements * ELEMENT_NS + out * per_out * float(facts.eager_scale)
     if facts.kind == GATHER_SCATTER:        # a copy of the result, then the indexed part
         moved = max([1] + [_size(v.aval) for v in eqn.invars[1:]])
-        call = CALL_NS["scatter" if eqn.prim.name.startswith("scatter") else "gather"] if (
-            eqn.prim.name == "gather" or eqn.prim.name.startswith("scatter")) else 0.0
-        return call + out * ELEMENT_NS + min(out, moved) * GATHER_NS
+        return out * ELEMENT_NS + min(out, moved) * GATHER_NS
     if facts.eager_work == "n_log_n":
         n = (_shape(eqn.invars[0].aval) or (2,))[-1]
         return elements * SORT_NS * math.log2(max(2, n)) * float(facts.eager_scale)
@@ -203,6 +219,24 @@ def work_ns(eqn):
         elif facts.math:
             ns += MATH_NS
     return elements * ns
+
+
+def _call_ns(eqn):
+    """ns of a gather's or scatter's call besides its work (CALL_NS), else 0."""
+    name = eqn.prim.name
+    if name == "gather":
+        return CALL_NS["gather"]
+    return CALL_NS["scatter"] if name.startswith("scatter") else 0.0
+
+
+def _weight(eqn, weight):
+    """An execution of `eqn` in EQN_NS units: `weight`, or in a loop body LOOP_CALL_WEIGHT
+    for an elementwise equation not spelled as a float operator there."""
+    if weight != LOOP_WEIGHT or eqn.prim.facts.kind != ELEMENTWISE:
+        return weight                    # (views, slices, stacks: specialised, ~0.2-0.5 us)
+    floats = all(getattr(v.aval, "dtype", None) is not None and v.aval.dtype.kind == "f"
+                 for v in eqn.outvars)
+    return LOOP_WEIGHT if eqn.prim.facts.operator and floats else LOOP_CALL_WEIGHT
 
 
 def _shape(aval):
@@ -298,7 +332,7 @@ def direct_compile_limit(jaxpr):
     5110
     """
     units = DIRECT_BASE
-    for eqn in _all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):
+    for eqn in all_eqns(getattr(jaxpr, "jaxpr", jaxpr)):
         facts = eqn.prim.facts
         if facts.kind == CONTRACTION:
             units += DIRECT_CONTRACTION
@@ -307,14 +341,14 @@ def direct_compile_limit(jaxpr):
     return units
 
 
-def _all_eqns(jaxpr):
+def all_eqns(jaxpr):
     """`jaxpr`'s equations and those of its sub-programs (each once)."""
     for eqn in jaxpr.eqns:
         yield eqn
         for v in eqn.params.values():
             for sub in (v if isinstance(v, (list, tuple)) else (v,)):
                 if hasattr(sub, "eqns") or hasattr(sub, "jaxpr"):
-                    yield from _all_eqns(getattr(sub, "jaxpr", sub))
+                    yield from all_eqns(getattr(sub, "jaxpr", sub))
 
 
 def compile_limit(size, fixed=None):

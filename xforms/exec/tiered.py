@@ -8,9 +8,10 @@ main thread: a background thread plans and emits the kernel and hands the Numba 
 the backend's compile worker process (xforms/kernels/build/worker.py), then loads the result
 from the disk cache and swaps it in (one attribute read per call checks for it).  That
 thread holds the GIL while it plans, so it starts once the first call has returned (at most
-FIRST_CALL_HEAD_START later); the worker process starts at once, unless the program is one
-that the CPU backend compiles in this process straight from LLVM IR (`in_process`): then
-only if that compile asks for it.
+FIRST_CALL_HEAD_START -- or three times the call's estimate -- CPU seconds of the calling
+thread later); the worker process starts at once where the compiler package is imported,
+else after that head start too, unless the program is one that the CPU backend compiles in
+this process straight from LLVM IR (`in_process`): then only if that compile asks for it.
 
     f = xf.jit(loss)
     f(w, x, y)            # ~milliseconds: NumPy evaluation of the traced IR
@@ -51,14 +52,24 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
+from . import eager_blas
 from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
                          TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
-                         fast_tier_slowdown)
+                         fast_tier_estimate, fast_tier_slowdown)
 
 
 # The background compile waits for the first fast-tier call to return, at most this long
-# (s; the worker process starts at once, as it needs no GIL).
+# (s; the worker process starts at once, as it needs no GIL): CPU seconds of the calling
+# thread where its clock can be read (`_caller_clock`), else wall seconds.  In wall seconds
+# alone, a loaded machine stretched a short first call past it and the compile then ran
+# beside it, holding the GIL by turns (session 35, load 19: the ODE gradient's first call
+# 1.4 -> 2.0 process CPU s, the compile's included, its wall longer still); at most
+# FIRST_CALL_WALL_CAP s of wall in all.
 FIRST_CALL_HEAD_START = 1.0
+FIRST_CALL_WALL_CAP = 10.0
+# A first call estimated longer (xforms/exec/eager_cost.py) gets this many times its estimate
+# (in CPU s: the ODE gradient's 0.57 s estimate took 0.6-1.5 main-thread CPU s at load 18)
+HEAD_START_FACTOR = 3.0
 # A later call waits for the compile when the fast tier should be more than this many times
 # slower than compiled code (issue #35's bar: one warm-up call, then timing, within 1.2x of
 # the compiled steady state).
@@ -105,8 +116,14 @@ class TieredExecutable:
         self._compile_fn = compile_fn
         self._done = threading.Event()
         self._first_call = threading.Event()
+        self._caller = None               # (CPU clock id, its reading) of the first call
         self._owned = _roots(closed.consts)
-        self.patient = fast_tier_slowdown(closed) > WAIT_SLOWDOWN   # later calls wait
+        seconds, slowdown = fast_tier_estimate(closed)
+        self.patient = slowdown > WAIT_SLOWDOWN                     # later calls wait
+        # (the head start: the first call's expected CPU, with room for a loaded machine's
+        # slower CPU seconds -- x1.5-2 at load 18 -- at least FIRST_CALL_HEAD_START)
+        self.head_start_s = max(FIRST_CALL_HEAD_START, HEAD_START_FACTOR * seconds)
+        self._products = eager_blas.has_products(closed)
         self._warned_wait = False
         # (asked on the compile thread: `in_process_test` may import the backends first)
         self._in_process = in_process_test or in_process
@@ -131,9 +148,11 @@ class TieredExecutable:
         first = not self.fast_calls
         self.fast_calls += 1
         if first:
+            self._caller = _caller_clock()
             _first_calls.enter()
         try:
-            outs = core.eval_jaxpr(self.closed, *args)
+            with eager_blas.one_thread_while_loaded(self._products):
+                outs = core.eval_jaxpr(self.closed, *args)
         finally:
             self._first_call.set()
             if first:
@@ -165,7 +184,7 @@ class TieredExecutable:
     def _compile(self):
         # The in-process part of the compile (planning, emitting, loading machine code)
         # holds the GIL: started beside the first call, it doubled that call's time.
-        self._first_call.wait(FIRST_CALL_HEAD_START)
+        self._head_start()
         try:
             self.compiled = self._compile_fn()
         except Exiting:
@@ -178,6 +197,39 @@ class TieredExecutable:
         finally:
             self._compile_fn = None
             self._done.set()
+
+    def _head_start(self):
+        """Wait until the first call returns, at most `head_start_s` s of its thread's CPU
+        (FIRST_CALL_HEAD_START wall s before it starts or where no clock is read),
+        FIRST_CALL_WALL_CAP s of wall in all."""
+        start = time.monotonic()
+        while not self._first_call.wait(0.02):
+            waited = time.monotonic() - start
+            if waited >= FIRST_CALL_WALL_CAP:
+                return
+            used = _cpu_since(self._caller)
+            if (waited >= FIRST_CALL_HEAD_START) if used is None else (
+                    used >= self.head_start_s):
+                return
+
+
+def _caller_clock():
+    """(CPU clock of the calling thread, its reading now), or None where none is read."""
+    try:
+        clock = time.pthread_getcpuclockid(threading.get_ident())
+        return clock, time.clock_gettime(clock)
+    except (AttributeError, OSError):
+        return None
+
+
+def _cpu_since(caller):
+    """CPU seconds the thread of `caller` (`_caller_clock`) used since, or None."""
+    if caller is None:
+        return None
+    try:
+        return time.clock_gettime(caller[0]) - caller[1]
+    except OSError:                       # (the thread has ended)
+        return None
 
 
 def _root(a):
@@ -329,6 +381,11 @@ def _work():
             if exe is None:            # (its jitted function is gone: nothing to compile)
                 continue
         try:
+            if "xforms.kernels" not in sys.modules and hasattr(exe, "_head_start"):
+                # (`uses_worker` imports the compiler package, ~0.3-0.4 CPU s holding the
+                # GIL: beside the first call it took turns with it -- session 35, the ODE
+                # gradient's first call at load 19, ~1 CPU s of this thread inside it)
+                exe._head_start()
             early = exe.uses_worker and _worker_useful()
         except Exception:     # (a failed guess costs the early start, never the compile:
             early = False     # a dead thread left every later wait_compiled waiting)

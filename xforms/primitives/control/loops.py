@@ -23,7 +23,7 @@ from ...core.engine_prims import broadcast_in_dim, convert_element_type, full, z
 from ...core.registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            drop_effects, hoist_consts, insert_invars, new_eqn, permute_invars,
-                           prune, select_lanes, split, to_front, trace, used_inputs)
+                           prune, select_lanes, split, to_front, trace, used_inputs, trip_function)
 
 # Memory of the checkpointed reverse sweep (see control_flow.py): at most CHECKPOINT_SLOTS
 # stored carries and SEGMENT_STEPS stored per-step residual sets, fewer when a buffer would
@@ -110,8 +110,10 @@ def _while_aval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = split(args, cond_nconsts, body_nconsts)
-    while bool(call(cond_jaxpr, *cc, *carry)[0]):
-        carry = call(body_jaxpr, *bc, *carry)
+    cond, cc = trip_function(cond_jaxpr, cc)
+    body, bc = trip_function(body_jaxpr, bc)
+    while bool(cond(*cc, *carry)[0]):
+        carry = body(*bc, *carry)
     return carry
 
 
@@ -313,8 +315,9 @@ def _for_aval(n, *args, body_jaxpr, num_consts, reverse):
 def _for_impl(n, *args, body_jaxpr, num_consts, reverse):
     consts, carry = split(args, num_consts)
     n = int(n)
+    body, consts = trip_function(body_jaxpr, consts, 1)
     for i in (range(n - 1, -1, -1) if reverse else range(n)):
-        carry = call(body_jaxpr, np.int64(i), *consts, *carry)
+        carry = body(np.int64(i), *consts, *carry)
     return carry
 
 

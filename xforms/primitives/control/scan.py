@@ -24,7 +24,7 @@ from ...core.engine_prims import zeros
 from ...core.registry import primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
                            hoist_consts, inline, new_eqn, permute_invars, prune, split, trace,
-                           used_inputs)
+                           used_inputs, trip_function)
 
 scan_p = primitive("scan", multiple_results=True)
 declare(scan_p, CONTROL, carries=lambda p, param, n: range(
@@ -67,8 +67,13 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry):
     consts, carry, xs = split(args, num_consts, num_carry)
     xs = [np.asarray(x) for x in xs]
     ys = [np.empty((length,) + a.shape, a.dtype) for a in jaxpr.out_avals[num_carry:]]
+    body, consts = trip_function(jaxpr, consts)
+    if not xs and not ys:        # (fori_loop: the carry alone, ~0.5 us a trip less)
+        for _ in range(length):
+            carry = body(*consts, *carry)
+        return list(carry)
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = call(jaxpr, *consts, *carry, *[x[i] for x in xs])
+        outs = body(*consts, *carry, *[x[i] for x in xs])
         carry = outs[:num_carry]
         for buf, y in zip(ys, outs[num_carry:]):
             buf[i] = y
