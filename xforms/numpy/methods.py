@@ -14,7 +14,7 @@ from ..core import source_info
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
-from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
+from . import bitwise_ops, cumulative, mask_select, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ..core.eager import kernels as eager_kernels
 from ..primitives.complex_arith import division as complex_division
@@ -191,7 +191,8 @@ _MASKING = {"__mul__": 2, "__rmul__": 2, "__truediv__": 1}
 # result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
 # takes, by position)
 _FLOAT_EDGES = {"__mod__": 0, "__rmod__": 1, "__floordiv__": 1, "__rfloordiv__": 0}
-_NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
+# a plan: one of these, (dtype, weak): cast, then NumPy's; or (_MASKED, dtype, weak)
+_NUMPY, _XNP, _MASKED = "numpy", "xnp", "masked"
 
 
 def _operator_plan(name, np_op, fn, dtype, key):
@@ -214,7 +215,7 @@ def _operator_plan(name, np_op, fn, dtype, key):
                 return _XNP
             if name in _MASKING and jax_like.dtype != bool and bool in (
                     x.dtype, getattr(y, "dtype", None))[:_MASKING[name]]:
-                return _XNP     # (a bool array may select: xnp.multiply's docstring)
+                return _MASKED, jax_like.dtype, jax_like.weak_type     # (mask_select.py)
             if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
                 calc = _cast_candidates(x, y, jax_like.dtype)[0]
                 if calc == np.result_type(x, y) and not jax_like.weak_type:
@@ -304,6 +305,8 @@ def _complex_operand(v):
     return (np.asarray(v).dtype if dtype is None else dtype).kind == "c"
 
 
+_REAL_POW = {"__pow__": lambda x, y, p=np.ndarray.__pow__: powers.as_c_pow(p(x, y), x, y),
+             "__rpow__": lambda x, y, p=np.ndarray.__rpow__: powers.as_c_pow(p(x, y), y, x)}
 # the NumPy function of an operator, where it is not ndarray's own
 _NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x),
            "__pow__": _power,
@@ -343,8 +346,8 @@ def _numpy_function(name, base, dtype, key, cast):
     if name in _FLOAT_EDGES:
         np_op = getattr(np.ndarray, name)
         return _jax_zero_signs(name, np_op) if kind == "f" else np_op
-    if name in _NP_OPS and kind != "c" and not (kind == "f" and "pow" in name):
-        return getattr(np.ndarray, name)
+    if name in _NP_OPS and kind != "c":   # (a real power: _power's last line, chosen now)
+        return _REAL_POW[name] if kind == "f" and "pow" in name else getattr(np.ndarray, name)
     return base
 
 
@@ -401,6 +404,8 @@ def _planned(name, base, fn, dtype, key):
     plan = _operator_plan(name, base, fn, dtype, key)
     if plan is _XNP:
         return _XNP
+    if plan[0] is _MASKED:    # (jax's select where a bool array masks, by np.where)
+        return mask_select.operator(name, fn, *plan[1:]), None
     cast = None if plan is _NUMPY else plan
     return _numpy_function(name, base, dtype, key, cast), cast
 
