@@ -71,6 +71,9 @@ def _layout_holds(mi, tp):
     name = ctypes.c_char_p.from_address(id(tp) + 3 * 8).value
     if not procs or name != b"_nrt_python._MemInfo":
         return False
+    read = ctypes.c_void_p.from_address         # (int has no buffer slot, bytes has one)
+    if read(_slot(int)).value is not None or read(_slot(bytes)).value is None:
+        return False
     view = memoryview(mi)
     return view.nbytes == 16 and not view.readonly and _address(view) == mi.data
 
