@@ -12,7 +12,7 @@ import numpy as np
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
-from . import bitwise_ops, cumulative, mathfuncs, matrices, sorting
+from . import bitwise_ops, cumulative, mask_select, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ..core.eager import kernels as eager_kernels
 from ..primitives.complex_arith import division as complex_division
@@ -182,15 +182,16 @@ _CASTABLE = {f"__{r}{n}__" for n in ("add", "sub", "mul", "truediv", "matmul", "
 # dtypes: x // 0 (NumPy 0, JAX -1 or -2; unsigned: the maximum), x ** -n (NumPy raises, JAX
 # wraps as repeated multiplication)
 _INTEGER_EDGES = {"__floordiv__", "__rfloordiv__", "__pow__", "__rpow__"}
-# ... products with a bool array, and quotients of one, which jax computes as a select
-# (NaN * False and False / 0.0 are 0): name -> how many of (x, y) may be that array
+# ... products with a bool array, quotients of one: jax's select (mask_select.py); name ->
+# how many of (x, y) may be that array
 _MASKING = {"__mul__": 2, "__rmul__": 2, "__truediv__": 1}
 # ... and whose float zeros' signs differ: NumPy's float x % y and x // y give a zero the
 # divisor's sign or the quotient's (0.0 % -1.0 and -0.0 // inf are -0.0; JAX: 0.0): NumPy's
 # result, its zeros signed as JAX signs them (_jax_zero_signs; the operand whose sign a zero
 # takes, by position)
 _FLOAT_EDGES = {"__mod__": 0, "__rmod__": 1, "__floordiv__": 1, "__rfloordiv__": 0}
-_NUMPY, _XNP = "numpy", "xnp"     # a plan: one of these, or (dtype, weak): cast, then NumPy's
+# a plan: one of these, (dtype, weak): cast, then NumPy's; or (_MASKED, dtype, weak)
+_NUMPY, _XNP, _MASKED = "numpy", "xnp", "masked"
 
 
 def _operator_plan(name, np_op, fn, dtype, key):
@@ -213,7 +214,7 @@ def _operator_plan(name, np_op, fn, dtype, key):
                 return _XNP
             if name in _MASKING and jax_like.dtype != bool and bool in (
                     x.dtype, getattr(y, "dtype", None))[:_MASKING[name]]:
-                return _XNP     # (a bool array may select: xnp.multiply's docstring)
+                return _MASKED, jax_like.dtype, jax_like.weak_type     # (mask_select.py)
             if name in _COMPARISONS:     # (a bool either way: JAX compares in its dtype)
                 calc = _cast_candidates(x, y, jax_like.dtype)[0]
                 if calc == np.result_type(x, y) and not jax_like.weak_type:
@@ -278,12 +279,11 @@ def _truediv(x, y):
 
 
 def _power(x, y, np_pow=np.ndarray.__pow__):
-    """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values,
-    complex_arith/power.py, by the eager tier's kernel where built); of other operands with a
-    complex result (a Python complex or int exponent, real beside complex, complex64 beside
-    complex128), xnp.power's, as jnp's operator calls it; else NumPy's (its real powers are
-    jax's).  NumPy's C99 complex power differed from jax at 9,335 of the 29,282 parts of the
-    eager kernels' test grid (0j ** (1+1j): jax nan+nanj, NumPy 0j).
+    """x ** y: of two complex arrays of one dtype, jnp.power's (lax.pow: XLA's values, by the
+    eager tier's kernel where built); of other operands with a complex result, xnp.power's,
+    as jnp's operator calls it; else NumPy's, C's pow at 0.5 (C_POW_OPERATORS).  NumPy's C99
+    complex power differed from jax at 9,335 of the 29,282 parts of the eager kernels' test
+    grid (0j ** (1+1j): jax nan+nanj, NumPy 0j).
 
         >>> _power(np.array([0j]), np.array([1 + 1j]))      # [nan+nanj]
     """
@@ -304,8 +304,7 @@ def _complex_operand(v):
 
 
 # the NumPy function of an operator, where it is not ndarray's own
-_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x),
-           "__pow__": _power,
+_NP_OPS = {"__truediv__": _truediv, "__rtruediv__": lambda x, y: _truediv(y, x), "__pow__": _power,
            "__rpow__": lambda x, y: _power(y, x, lambda a, b: np.ndarray.__rpow__(b, a))}
 
 
@@ -342,8 +341,9 @@ def _numpy_function(name, base, dtype, key, cast):
     if name in _FLOAT_EDGES:
         np_op = getattr(np.ndarray, name)
         return _jax_zero_signs(name, np_op) if kind == "f" else np_op
-    if name in _NP_OPS and kind != "c" and not (kind == "f" and "pow" in name):
-        return getattr(np.ndarray, name)
+    if name in _NP_OPS and kind != "c":   # (a real power: _power's last line, chosen once)
+        return powers.C_POW_OPERATORS[name] if kind == "f" and "pow" in name else getattr(
+            np.ndarray, name)
     return base
 
 
@@ -370,8 +370,7 @@ def _array_operator(name, fn):
                 not lo <= y <= hi or compares and _wraps(y, x.dtype))):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
-                plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype,
-                                                                     key)
+                plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype, key)
             if plan is not xnp_plan:
                 np_fn, cast = plan
                 try:
@@ -381,9 +380,8 @@ def _array_operator(name, fn):
                                     view(y, nd) if t is array else y)
                         if type(out) is not nd:
                             return as_arrays(out)
-                        out = view(out, array)     # (as_arrays and read_only inline: two
-                        set_flags(out, False)      # calls less on every eager operator)
-                        return out
+                        set_flags(out, False)     # (read-only, then the view: its .base is
+                        return view(out, array)   # too; as_arrays inline, one call less)
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
@@ -400,6 +398,8 @@ def _planned(name, base, fn, dtype, key):
     plan = _operator_plan(name, base, fn, dtype, key)
     if plan is _XNP:
         return _XNP
+    if plan[0] is _MASKED:    # (jax's select where a bool array masks, by np.where)
+        return mask_select.operator(name, fn, *plan[1:]), None
     cast = None if plan is _NUMPY else plan
     return _numpy_function(name, base, dtype, key, cast), cast
 

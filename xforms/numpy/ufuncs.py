@@ -149,11 +149,12 @@ def sign(x):
 add = _binary(ew.add, "add")
 subtract = _binary(ew.sub, "subtract")
 def multiply(x, y):
-    """Elementwise x * y.  A bool array at the result's shape beside a non-bool operand
+    """Elementwise x * y.  A bool array of the result's size beside a non-bool operand
     selects, as jax's product does: XLA rewrites A * convert(pred) as select(pred, A, 0), so
     a NaN or inf that False masks gives +0 (IEEE: NaN, or -0 for a negative) and a complex A
-    that True keeps keeps its parts ((inf+0j) * (1+0j) is inf+nanj).  A broadcast bool array
-    or a Python bool (jax: a constant, not a convert) stays a product.
+    that True keeps keeps its parts ((inf+0j) * (1+0j) is inf+nanj).  A bool array broadcast
+    to more elements or a Python bool (jax: a constant, not a convert) stays a product; one
+    given only leading axes of 1 selects (jax 0.10.2: bool[2] * nan[1, 1] is [[0., 0.]]).
 
         >>> multiply(np.array([np.nan, -2.0]), np.array([False, True]))     # [0., -2.]
     """
@@ -163,33 +164,41 @@ def multiply(x, y):
         for mask, other in ((x, py), (y, px)):
             if _is_full_mask(mask, shape):
                 other = broadcast_to(other, shape) if aval(other).shape != shape else other
-                out = ew.select_n(asarray_operand(mask), ew.like(0, other), other)
+                out = ew.select_n(_at(mask, shape), ew.like(0, other), other)
                 return with_weak(out, aval(px).weak_type and aval(py).weak_type)  # (as mul's)
     return ew.mul(px, py)
 
 
 def _is_full_mask(v, shape):
-    """Is v a bool array (not a Python bool) of the result's shape: what jax converts and
-    XLA's simplifier turns into a select?"""
+    """Is v a bool array (not a Python bool) of the result's size: what jax converts and
+    XLA's simplifier turns into a select (a broadcast that adds no element is a reshape)?"""
     return (not isinstance(v, bool) and not is_python_scalar(v)
             and aval(asarray_operand(v)).dtype == np.bool_
-            and aval(asarray_operand(v)).shape == shape)
+            and math.prod(aval(asarray_operand(v)).shape) == math.prod(shape))
+
+
+def _at(v, shape):
+    """Array v (of the result's size) at the result's shape."""
+    v = asarray_operand(v)
+    return v if aval(v).shape == shape else broadcast_to(v, shape)
 maximum = _binary(ew.max, "maximum")
 minimum = _binary(ew.min, "minimum")
 def true_divide(x, y):
-    """Elementwise x / y in floating point.  A bool array x at the result's shape over a
-    divisor of one element is jax's select(x, 1 / y, 0): XLA divides by a broadcast divisor
-    as a product with its reciprocal, and that product with a converted bool is a select
-    (multiply's docstring), so False / 0.0 is 0 where IEEE's 0 / 0 is NaN.
+    """Elementwise x / y in floating point.  A bool array x over a divisor of one element,
+    the result of more than one, is jax's select(x, 1 / y, 0): XLA divides by a divisor
+    broadcast to more elements as a product with its reciprocal, and that product with a
+    converted bool is a select (multiply's docstring), so False / 0.0 is 0 where IEEE's
+    0 / 0 is NaN (jax 0.10.2: bool[1] / 0.0 and bool[] / 0.0 divide: NaN).
 
         >>> true_divide(np.array([True, False]), 0.0)      # [inf, 0.]
     """
     px, py = promote(x, y, name="true_divide", inexact=True)
-    shape = aval(px).shape
-    if _is_full_mask(x, shape) and math.prod(aval(asarray_operand(y)).shape) == 1:
+    shape = aval(px).shape or aval(py).shape
+    if (_is_full_mask(x, shape) and math.prod(shape) > 1
+            and math.prod(aval(asarray_operand(y)).shape) == 1):
         recip = ew.div(ew.like(1, py), py)
         recip = broadcast_to(recip, shape) if aval(recip).shape != shape else recip
-        out = ew.select_n(asarray_operand(x), ew.like(0, recip), recip)
+        out = ew.select_n(_at(x, shape), ew.like(0, recip), recip)
         return with_weak(out, aval(px).weak_type and aval(py).weak_type)    # (as div's)
     return ew.div(px, py)
 

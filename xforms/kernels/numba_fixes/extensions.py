@@ -108,11 +108,15 @@ def make_load_registries(original):
     """`load_additional_registries` that, while xforms compiles or loads a kernel, sets up
     only what kernels use (Numba's own the next time outside)."""
     def load_additional_registries(self):
+        from . import meminfo_buffer       # (once the runtime is up: its probe needs it)
         if not getattr(_local, "on", False):
-            return original(self)
+            out = original(self)
+            meminfo_buffer.install()
+            return out
         from numba.core import entrypoints
         from numba.core.runtime import rtsys
         rtsys.initialize(self)
+        meminfo_buffer.install()
         for name in KERNEL_IMPORTS:
             importlib.import_module(name)
         for name in KERNEL_REGISTRIES:
