@@ -246,6 +246,11 @@ _COMPLEX_INF = {
     ("numpy", "vander"): "fast tier only: powers of inf+2j by repeated complex products "
                          "(inf+infj ...) where jax's give nan+nanj (its integer_pow's "
                          "products meet inf * 0 first)",
+    ("numpy", "mean"): "a column summing to -inf+infj (session 35's inf imaginary parts): "
+                       "XLA rewrites jax's division by the constant count as a product with "
+                       "its reciprocal, (-inf+infj) * (0.5+0j) = nan+nanj; xforms divides, as "
+                       "jnp.divide of that sum does (sharp-bits: XLA's reciprocal)",
+    ("numpy", "average"): "mean's reason (no weights: jax's average is its mean)",
     ("numpy", "histogram2d"): "the bin edges span complex values with inf and NaN parts, so "
                               "every edge is NaN: which bin a value falls in is undefined",
 }
@@ -295,10 +300,12 @@ def inputs(dtype, ndim, k, empty=False):
               [1.0, 2.0, -0.5, 0.0, 3.0, -np.inf, 0.25],
               [0.5, -2.0, 1.5, 1.0, np.nan, 2.0, -0.75]][k]
     ints = [[0, -3, 2, 5, -1, 7, 1], [1, 2, -2, 3, 0, 4, -1], [2, 0, 1, -4, 3, 1, 6]][k]
-    # complex: the floats as real parts (NaN, inf among them) beside finite imaginary parts,
-    # zeros (0j) and a purely imaginary value among them
-    imags = [[0.0, 1.0, -0.5, 0.0, 2.0, 1.5, -2.0], [-1.0, 0.0, 2.0, 0.5, -1.5, 0.0, 1.0],
-             [1.5, 0.5, 0.0, -2.0, 1.0, -1.0, 0.25]][k]
+    # complex: the floats as real parts (NaN, inf among them) beside imaginary parts with
+    # their own specials (inf, -inf, NaN, -0.0 beside finite real parts: 2+infj, 0-0j, ...),
+    # zeros and a purely imaginary value among them; the 0-d operands (elements 6, 2, 3)
+    # stay finite
+    imags = [[-0.0, 1.0, np.inf, 0.0, 2.0, 1.5, -2.0], [-1.0, np.nan, 2.0, -0.0, -1.5, 0.0, 1.0],
+             [1.5, -np.inf, 0.0, -2.0, 1.0, -1.0, 0.25]][k]
     # unsigned: the ints wrapped modulo 2**bits (-3 -> 253 for uint8), as a cast does
     vals = {"f": floats, "i": ints, "b": [v > 0 for v in ints],
             "u": list(np.asarray(ints, np.int64).astype(dtype)),

@@ -1,0 +1,29 @@
+"""What session 35's complex sweep against JAX found (issue #31), each test failing on the old
+code.  JAX is absent in CI: the expected values are jax 0.10.2's (CPU, `jax_enable_x64` on),
+written here as literals.  The sweep's complex operands now carry inf, NaN and -0.0 in their
+imaginary parts too (tools/jax_sweep.py's inputs: 2+infj, 2+nanj, 0-0j, -2-infj).
+"""
+import numpy as np
+
+import xforms.numpy as xnp
+from jax_tiers import same, tiers  # noqa: F401 (a fixture)
+
+INF, NAN = np.inf, np.nan
+C = complex
+
+
+def test_polyder_of_a_linear_polynomial_keeps_its_leading_coefficients(tiers):
+    # jnp.polyder(p) of two coefficients multiplies p[:1] by the factor 1+0j, a product XLA
+    # folds away: 2+infj stays 2+infj and 0-0j keeps its -0 (an IEEE product gives nan+infj
+    # and 0+0j; xforms gave those)
+    p = np.array([[C(-1.5, 1), C(2, INF), C(NAN, 0)], [C(INF, 2), C(-INF, 1.5), C(0.5, -2)]])
+    for dt in (np.complex64, np.complex128):
+        same(tiers(xnp.polyder, p.astype(dt)), [[C(-1.5, 1), C(2, INF), C(NAN, 0)]], dt)
+    q = np.array([[C(2, NAN), C(-0.5, 2), C(0, -0.0)], [C(3, -1.5), C(-INF, 0), C(0.25, 1)]])
+    got = tiers(xnp.polyder, q)
+    same(got, [[C(2, NAN), C(-0.5, 2), C(0, -0.0)]], np.complex128)
+    assert all(np.signbit(np.asarray(g)[0, 2].imag) for g in got)     # -0j, as jax's
+    # a factor other than 1 multiplies: jax 0.10.2's polyder of the sweep's 1-d operand
+    r = np.array([C(0, -0.0), C(-1.5, 1), C(2, INF), C(NAN, 0), C(INF, 2), C(-INF, 1.5), C(0.5, -2)])
+    same(tiers(xnp.polyder, r), [C(0, 0), C(-7.5, 5), C(NAN, INF), C(NAN, NAN), C(INF, NAN),
+                                 C(-INF, NAN)], np.complex128)
