@@ -346,9 +346,9 @@ def main():
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--chunk", default=(1, 1), type=sweep.chunk_arg,
                     help="k/n: the k-th of n alphabetical slices of each module's names")
-    ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
+    ap.add_argument("--dtypes", default="float64,int32,complex128", type=lambda s: s.split(","),
                     help="vmap's operand dtypes (derivatives are float64)")
-    ap.add_argument("--ad-dtypes", default="float64", type=lambda s: s.split(","),
+    ap.add_argument("--ad-dtypes", default="float64,complex128", type=lambda s: s.split(","),
                     help="the derivatives' operand dtypes: float64, complex128 (the complex "
                          "one adds the holo check)")
     ap.add_argument("--checks", default="grad,holo,hvp,jvp2,vjp2,vmap", type=lambda s: s.split(","),

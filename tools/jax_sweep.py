@@ -1,11 +1,12 @@
 """Differential sweep of xforms' public surface against JAX (issue #31): every public callable
 of xforms.numpy, xforms.lax, xforms.nn, xforms.scipy.special, numpy.linalg, numpy.fft,
 scipy.linalg and each scipy.stats distribution (MODULES) that jax has under the same
-name is called on small inputs (float32/float64/int32/bool, and with --dtypes complex64/
-complex128: the floats as real parts beside finite imaginary ones; 0-d, 1-d, 2-d; 0,
-negatives, NaN and inf among the floats), with `axis` and `keepdims` variants where JAX's signature
-takes them, by jax (64-bit mode), by xforms eagerly and by `xforms.jit` (its fast tier; with
---compiled, the compiled tier too: slow), and the values and dtypes are compared.  The module
+name is called on small inputs (float32/float64/int32/bool/complex64/complex128 unless
+--dtypes says otherwise; complex: the floats as real parts beside imaginary parts with their
+own inf, NaN and -0.0; 0-d, 1-d, 2-d; 0, negatives, NaN and inf among the floats), with
+`axis` and `keepdims` variants where JAX's signature takes them, by jax (64-bit mode), by
+xforms eagerly and by `xforms.jit` (its fast tier; with --compiled, the compiled tier too:
+slow), and the values and dtypes are compared.  The module
 "operators" is the Python operators of eager Arrays beside jax.Arrays, with Python and NumPy
 scalars and arrays of other dtypes on either side (tools/jax_operator_cases.py).
 
@@ -529,7 +530,7 @@ def main():
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--chunk", default=(1, 1), type=chunk_arg,
                     help="k/n: the k-th of n alphabetical slices of each module's names")
-    ap.add_argument("--dtypes", default="float32,float64,int32,bool",
+    ap.add_argument("--dtypes", default="float32,float64,int32,bool,complex64,complex128",
                     type=lambda s: s.split(","))
     ap.add_argument("--compiled", action="store_true", help="also jit's compiled tier")
     ap.add_argument("--tiers", type=lambda s: s.split(","), default=None,
