@@ -27,3 +27,32 @@ def test_polyder_of_a_linear_polynomial_keeps_its_leading_coefficients(tiers):
     r = np.array([C(0, -0.0), C(-1.5, 1), C(2, INF), C(NAN, 0), C(INF, 2), C(-INF, 1.5), C(0.5, -2)])
     same(tiers(xnp.polyder, r), [C(0, 0), C(-7.5, 5), C(NAN, INF), C(NAN, NAN), C(INF, NAN),
                                  C(-INF, NAN)], np.complex128)
+
+
+def _tools():
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "tools"))
+    import jax_ad_sweep
+    import jax_sweep
+    return jax_sweep, jax_ad_sweep
+
+
+def test_the_sweeps_complex_operands_carry_special_imaginary_parts():
+    # the sweep (run by hand beside jax) draws complex values with inf, NaN and -0.0 in the
+    # imaginary part too, and calls every module with complex64/complex128 by default; its
+    # 0-d operands stay finite
+    sweep, ad = _tools()
+    vals = np.concatenate([sweep.inputs(np.complex128, 1, k) for k in range(3)])
+    im = vals.imag
+    assert np.isposinf(im).any() and np.isneginf(im).any() and np.isnan(im).any()
+    assert any(v.real == 2 and np.isposinf(v.imag) for v in vals)          # 2+infj
+    assert any(v.imag == 0 and np.signbit(v.imag) for v in vals)           # -0j
+    assert all(np.isfinite(sweep.inputs(np.complex64, 0, k)) for k in range(3))
+    assert sweep.inputs(np.complex64, 2, 0).dtype == np.complex64
+    # the derivatives' complex operands: finite, off the axes (branch cuts of log, sqrt)
+    for nd in (0, 1, 2):
+        for k in range(3):
+            z = ad.smooth_complex(nd, k, square=(nd == 2))
+            assert z.dtype == np.complex128 and np.isfinite(z).all()
+            assert (np.abs(z.imag) >= 0.05).all() and (z.real != 0).all()
