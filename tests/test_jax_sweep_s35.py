@@ -6,7 +6,7 @@ imaginary parts too (tools/jax_sweep.py's inputs: 2+infj, 2+nanj, 0-0j, -2-infj)
 import numpy as np
 
 import xforms.numpy as xnp
-from jax_tiers import same, tiers  # noqa: F401 (a fixture)
+from jax_tiers import close, same, tiers  # noqa: F401 (a fixture)
 
 INF, NAN = np.inf, np.nan
 C = complex
@@ -56,3 +56,27 @@ def test_the_sweeps_complex_operands_carry_special_imaginary_parts():
             z = ad.smooth_complex(nd, k, square=(nd == 2))
             assert z.dtype == np.complex128 and np.isfinite(z).all()
             assert (np.abs(z.imag) >= 0.05).all() and (z.real != 0).all()
+
+
+def test_logistic_density_of_complex_operands_keeps_the_imaginary_part(tiers):
+    # xforms' logistic.logpdf took |z| (the modulus, real) where jax computes
+    # -2 logaddexp(z/2, -z/2) in complex arithmetic: logpdf(0.5-2j) was -2.3011+0j, jax's
+    # -0.3527+0.7288j (a silent wrong number); jitted, inf+2j gave -inf+0j where jax NaN
+    from xforms.scipy.stats import logistic
+    x = np.array([C(0.5, -2), C(-1.5, 1), C(2, INF), C(INF, 2), 0j, C(0, -0.0)])
+    logpdf128 = [C(-0.3527379843966957, 0.7288063048858309),
+                 C(-1.7553416236874684, 0.6679698997016423), C(NAN, NAN), C(NAN, NAN),
+                 C(-1.3862943611198906, -0.0), C(-1.3862943611198906, -0.0)]
+    got = tiers(logistic.logpdf, x)
+    close(got, logpdf128, np.complex128, rtol=1e-13)
+    assert all(np.signbit(np.asarray(g)[4:].imag).all() for g in got)     # -0j, as jax's
+    close(tiers(logistic.pdf, x), [C(0.5242387866557964, 0.4680247263983613),
+                                   C(0.13569977499979616, 0.10706103628480951), C(NAN, NAN),
+                                   C(NAN, NAN), C(0.25, 0), C(0.25, 0)], np.complex128)
+    close(tiers(logistic.logpdf, x.astype(np.complex64)),
+          [C(-0.3527379631996155, 0.7288060188293457), C(-1.755341649055481, 0.6679701805114746),
+           C(NAN, NAN), C(NAN, NAN), C(-1.3862943649291992, 0), C(-1.3862943649291992, 0)],
+          np.complex64, rtol=1e-6)
+    close(tiers(lambda v: logistic.logpdf(v, 0.5, 2.0), x[:2]),
+          [C(-1.8182730607923907, 0), C(-2.270335911969591, 0.23490953000339232)],
+          np.complex128)

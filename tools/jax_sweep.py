@@ -252,6 +252,9 @@ _COMPLEX_INF = {
                        "its reciprocal, (-inf+infj) * (0.5+0j) = nan+nanj; xforms divides, as "
                        "jnp.divide of that sum does (sharp-bits: XLA's reciprocal)",
     ("numpy", "average"): "mean's reason (no weights: jax's average is its mean)",
+    ("stats.norm", "logpdf"): "eager only, at 2+infj, inf+2j, -inf+1.5j: eager jax gives "
+                              "inf-infj, -inf-infj, -inf+infj, jax.jit nan+nanj (XLA's complex "
+                              "-0.5 * z**2 per op or fused); xforms gives jax.jit's on every tier",
     ("numpy", "histogram2d"): "the bin edges span complex values with inf and NaN parts, so "
                               "every edge is NaN: which bin a value falls in is undefined",
 }
