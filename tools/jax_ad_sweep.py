@@ -145,6 +145,10 @@ ALLOWED_COMPLEX = {
                                   "is real). Checked session 35 at complex128: jvp along a "
                                   "Hermitian direction 1.1e-16 apart (lower and upper), grad "
                                   "through A = B B^H + 3I 1.4e-15 apart",
+    ("scipy_linalg", "rsf2csf"): "ALLOWED's float64 reason: a complex, full T is outside "
+                                 "rsf2csf's domain (a real quasi-upper-triangular Schur form); "
+                                 "the values already differ there (2.0 apart at the sweep's 3x3 "
+                                 "operands; SciPy's differ from both)",
 }
 
 AD_CHECKS = ("grad", "holo", "hvp", "jvp2", "vjp2", "jit_grad", "jit_hvp", "jit_jvp2",
