@@ -50,6 +50,8 @@ def test_the_sweeps_complex_operands_carry_special_imaginary_parts():
     assert any(v.imag == 0 and np.signbit(v.imag) for v in vals)           # -0j
     assert all(np.isfinite(sweep.inputs(np.complex64, 0, k)) for k in range(3))
     assert sweep.inputs(np.complex64, 2, 0).dtype == np.complex64
+    assert {"complex64", "complex128"} <= set(sweep.DTYPES)       # every module, by default
+    assert "float16" in sweep.EXTRA_DTYPES["fft"]       # fft's own float16 path (before-run)
     # the derivatives' complex operands: finite, off the axes (branch cuts of log, sqrt)
     for nd in (0, 1, 2):
         for k in range(3):
