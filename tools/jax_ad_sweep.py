@@ -10,6 +10,10 @@ calls (its keyword variants), compared by the same rules.  For every case it che
              reverse)
     jvp2     jvp of jvp along that direction (forward over forward: d^2 f[dir, dir])
     vjp2     vjp of the vjp along that direction (reverse over reverse: H dir)
+    holo     with --ad-dtypes complex128: grad(sum(out * w), holomorphic=True) of a
+             complex-valued output (grad above is then JAX's convention for a real-valued
+             function of complex operands, the conjugate of df/dx + i df/dy's conjugate:
+             compared with JAX, not with a formula)
     jit_grad, jit_hvp, jit_jvp2, jit_vjp2
              each of the four under jit's compiled tier (compiled kernels; not in the
              default checks: they compile every case, ask with --checks jit_grad,jit_hvp)
@@ -20,6 +24,7 @@ calls (its keyword variants), compared by the same rules.  For every case it che
     python tools/jax_ad_sweep.py --module numpy --names sinc,arctan2 -v
     python tools/jax_ad_sweep.py --module stats --checks grad,hvp
     python tools/jax_ad_sweep.py --module lax --checks jit_grad --seconds 600
+    python tools/jax_ad_sweep.py --module numpy --ad-dtypes complex128 --checks grad,holo,hvp
 
 Cases whose outputs are not floating (or whose operands jax cannot differentiate) count as
 "not differentiable"; names whose derivative is undefined at every point the sweep can draw
@@ -131,7 +136,23 @@ ALLOWED.update({(f"stats.{law}", m, c): f"outside the support jax's NaN is the u
                 # vjp2 (reverse over reverse) meets the untaken branch as hvp's reverse pass
                 for c in checks + (("vjp2",) if "hvp" in checks else ())})
 
-AD_CHECKS = ("grad", "hvp", "jvp2", "vjp2", "jit_grad", "jit_hvp", "jit_jvp2", "jit_vjp2")
+# the derivatives at complex128 operands (--ad-dtypes complex128): (module, name) or
+# (module, name, check) -> why the difference is intended (ALLOWED's float64 reasons do not
+# carry over)
+ALLOWED_COMPLEX = {
+    ("scipy_linalg", "cholesky"): "ALLOWED's float64 reason: xforms differentiates the Hermitian "
+                                  "matrix the triangle read stands for (its gradient's diagonal "
+                                  "is real). Checked session 35 at complex128: jvp along a "
+                                  "Hermitian direction 1.1e-16 apart (lower and upper), grad "
+                                  "through A = B B^H + 3I 1.4e-15 apart",
+    ("scipy_linalg", "rsf2csf"): "ALLOWED's float64 reason: a complex, full T is outside "
+                                 "rsf2csf's domain (a real quasi-upper-triangular Schur form); "
+                                 "the values already differ there (2.0 apart at the sweep's 3x3 "
+                                 "operands; SciPy's differ from both)",
+}
+
+AD_CHECKS = ("grad", "holo", "hvp", "jvp2", "vjp2", "jit_grad", "jit_hvp", "jit_jvp2",
+             "jit_vjp2")
 LOOSE = 1000      # derivatives agree to ~1e-6 relative (float64): other formulas than jax's
 SQUARE = {"linalg", "scipy_linalg"}   # 2-d operands there are square and well conditioned
 
@@ -151,6 +172,14 @@ def smooth(nd, k, square=False):
         m = np.concatenate([v, v[:2]]).reshape(3, 3) / 4
         return m + 2.0 * np.eye(3)
     return v[1:].reshape(2, 3)
+
+
+def smooth_complex(nd, k, square=False):
+    """The k-th complex128 operand for derivatives: smooth's values as real parts beside
+    imaginary parts that are smooth's next operand's, halved (none 0: off the branch cuts
+    of log, sqrt and the inverse functions, which lie on the axes)."""
+    im = 0.5 * smooth(nd, (k + 1) % 3, square)
+    return smooth(nd, k, square) + 1j * np.where(np.abs(im) < 0.05, 0.3, im)
 
 
 def batched(dt, nd, k):
@@ -197,7 +226,7 @@ def ad_checks(jax, xf, jfn, xfn, kw, operands):
     jf = scalarised(jfn, kw, jnp, jax.tree_util.tree_leaves, ws)
     xf_ = scalarised(xfn, kw, xnp, xf.tree_util.tree_leaves, ws)
     argnums = tuple(range(len(operands)))
-    dirs = tuple(np.cos(np.arange(np.size(o)) + 1.0).reshape(np.shape(o)) for o in operands)
+    dirs = tuple(direction(o) for o in operands)
 
     def hvp(api, f):
         return lambda *a: api.jvp(api.grad(f, argnums), a, dirs)[1]
@@ -214,13 +243,41 @@ def ad_checks(jax, xf, jfn, xfn, kw, operands):
     # jax under jax.jit: its eager op-by-op dispatch compiles each primitive per shape, 5x
     # slower here, and its jitted derivatives are the same formulas
     pairs = {"grad": (jax.jit(jax.grad(jf, argnums)), xf.grad(xf_, argnums)),
+             "holo": holomorphic(jax, xf, jfn, xfn, kw, outs, ws, argnums, operands),
              "hvp": (jax.jit(hvp(jax, jf)), hvp(xf, xf_)),
              "jvp2": (jax.jit(jvp2(jax, jf)), jvp2(xf, xf_)),
              "vjp2": (jax.jit(vjp2(jax, jf)), vjp2(xf, xf_))}
     # each derivative again under jit's compiled tier: the kernels' own lowerings of the
     # derivative's primitives (jit_grad, jit_hvp, ...)
-    pairs.update({f"jit_{c}": (j, xf.jit(x, tiered=False)) for c, (j, x) in list(pairs.items())})
-    return pairs
+    pairs.update({f"jit_{c}": (j, xf.jit(x, tiered=False)) for c, (j, x) in list(pairs.items())
+                  if j is not None})
+    return {c: p for c, p in pairs.items() if p[0] is not None}
+
+
+def direction(o):
+    """The fixed tangent of operand o (complex operands: a complex one, as jvp wants)."""
+    t = np.arange(np.size(o)) + 1.0
+    d = np.cos(t) + (1j * np.sin(2 * t) if np.iscomplexobj(o) else 0)
+    return d.reshape(np.shape(o))
+
+
+def holomorphic(jax, xf, jfn, xfn, kw, outs, ws, argnums, operands):
+    """(jax's, xforms') grad(sum(out * w), holomorphic=True) where the operands and the
+    outputs are all complex; (None, None) otherwise."""
+    import jax.numpy as jnp
+    import xforms.numpy as xnp
+    if not (all(np.iscomplexobj(o) for o in operands)
+            and all(np.dtype(v.dtype).kind == "c" for v in outs)):
+        return None, None
+
+    def total(fn, tnp, leaves_of):
+        def f(*a):
+            return sum(tnp.sum(leaf * (wr + 0.5j * wi))
+                       for leaf, (wr, wi) in zip(leaves_of(fn(*a, **kw)), ws))
+        return f
+    return (jax.jit(jax.grad(total(jfn, jnp, jax.tree_util.tree_leaves), argnums,
+                             holomorphic=True)),
+            xf.grad(total(xfn, xnp, xf.tree_util.tree_leaves), argnums, holomorphic=True))
 
 
 def run(args):
@@ -236,9 +293,10 @@ def run(args):
 
     def record(mod_key, name, case, check, j, x, loose, dt="float64"):
         kind, what = sweep.classify(j, x, loose)
-        allowed = ALLOWED.get((mod_key, name, check)) or ALLOWED.get((mod_key, name))
+        table = ALLOWED_COMPLEX if dt == "complex128" and check != "vmap" else ALLOWED
+        allowed = table.get((mod_key, name, check)) or table.get((mod_key, name))
         if check.startswith("jit_"):    # the same derivative, compiled: its reasons hold
-            allowed = allowed or ALLOWED.get((mod_key, name, check[4:]))
+            allowed = allowed or table.get((mod_key, name, check[4:]))
         if check == "vmap":         # values: the value sweep's reasons hold too
             allowed = allowed or sweep.ALLOWED.get((mod_key, name, dt)) or \
                 sweep.ALLOWED.get((mod_key, name))
@@ -262,16 +320,18 @@ def run(args):
                 print(f"# {mod_key}.{name}", flush=True)
             for nd in (0, 1, 2):
                 for kw in sweep.variants(keywords, nd):
-                    if set(AD_CHECKS) & set(args.checks) and (mod_key, name) not in EXCLUDED:
-                        ops = [smooth(nd, k, mod_key in SQUARE) for k in range(n)]
-                        case = sweep.case_name(mod_key, name, "float64", nd, kw)
+                    for adt in (args.ad_dtypes if set(AD_CHECKS) & set(args.checks)
+                                and (mod_key, name) not in EXCLUDED else ()):
+                        draw = smooth_complex if adt == "complex128" else smooth
+                        ops = [draw(nd, k, mod_key in SQUARE) for k in range(n)]
+                        case = sweep.case_name(mod_key, name, adt, nd, kw)
                         pairs = ad_checks(jax, xf, jfn, xfn, kw, ops)
                         if pairs is None:
                             counts["not differentiable"] += 1
                         for check, (jg, xg) in (pairs or {}).items():
                             if check in args.checks:
                                 record(mod_key, name, case, check, sweep.call(jg, ops, {}),
-                                       sweep.call(xg, ops, {}), LOOSE)
+                                       sweep.call(xg, ops, {}), LOOSE, adt)
                     if "vmap" not in args.checks:
                         continue
                     if any(k[:2] == (mod_key, name) for k in sweep.HANGS):
@@ -296,9 +356,12 @@ def main():
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--chunk", default=(1, 1), type=sweep.chunk_arg,
                     help="k/n: the k-th of n alphabetical slices of each module's names")
-    ap.add_argument("--dtypes", default="float64,int32", type=lambda s: s.split(","),
+    ap.add_argument("--dtypes", default="float64,int32,complex128", type=lambda s: s.split(","),
                     help="vmap's operand dtypes (derivatives are float64)")
-    ap.add_argument("--checks", default="grad,hvp,jvp2,vjp2,vmap", type=lambda s: s.split(","),
+    ap.add_argument("--ad-dtypes", default="float64,complex128", type=lambda s: s.split(","),
+                    help="the derivatives' operand dtypes: float64, complex128 (the complex "
+                         "one adds the holo check)")
+    ap.add_argument("--checks", default="grad,holo,hvp,jvp2,vjp2,vmap", type=lambda s: s.split(","),
                     help="of " + ", ".join(AD_CHECKS + ("vmap",)) + " (the jit_ checks "
                     "compile every case: slow, ask for them)")
     ap.add_argument("--seconds", type=int, default=sweep.SEC,

@@ -5,6 +5,8 @@ from ._util import exp_of, quantile, standardized
 
 
 def _logpdf(z):
+    if xnp.iscomplexobj(z):     # JAX's -2 logaddexp(z/2, -z/2): |z| would drop Im z
+        return -(2 * xnp.logaddexp(z / 2, -z / 2))     # (-0j at 0j, as jax's neg(2) * ...)
     a = xnp.abs(z)
     return -a - 2 * xnp.log1p(xnp.exp(-a))
 
