@@ -40,29 +40,27 @@ def _locked(path, mode):
         os.close(fd)              # (closing the descriptor releases its lock)
 
 
-@contextlib.contextmanager
 def timed():
     """Alone on the GPU: no other process's untimed() or timed() work runs meanwhile."""
-    folder = _folder()
-    if folder is None:
-        yield
-        return
-    import fcntl
-    with contextlib.ExitStack() as stack:
-        with _locked(os.path.join(folder, "gate"), fcntl.LOCK_EX):
-            stack.enter_context(_locked(os.path.join(folder, "room"), fcntl.LOCK_EX))
-        yield
+    return _turn(exclusive=True)
+
+
+def untimed():
+    """Beside other processes' untimed work, never during a timed() turn."""
+    return _turn(exclusive=False)
 
 
 @contextlib.contextmanager
-def untimed():
-    """Beside other processes' untimed work, never during a timed() turn."""
+def _turn(exclusive):
+    """Hold the room (alone or shared), entered through the gate: a writer waiting at the
+    gate keeps new readers out, so timed turns are never starved."""
     folder = _folder()
     if folder is None:
         yield
         return
     import fcntl
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     with contextlib.ExitStack() as stack:
         with _locked(os.path.join(folder, "gate"), fcntl.LOCK_EX):
-            stack.enter_context(_locked(os.path.join(folder, "room"), fcntl.LOCK_SH))
+            stack.enter_context(_locked(os.path.join(folder, "room"), mode))
         yield

@@ -75,16 +75,23 @@ def _same_up_to_nan(a, b):
     assert not bad.any(), np.flatnonzero(bad.any(axis=1))[:5]
 
 
-def _within_ulps(got, jitted, dtype, ulps=4):
-    """NaNs at the same places, the same bits where either is infinite or zero, each finite
-    part within `ulps` roundings (eps of its size) of jit's: the vectorised exp, log, log1p
-    (vecmath.vector_math's polynomials where jit calls libm)."""
+def _same_specials(got, jitted):
+    """The parts of both as real arrays, after checking NaNs sit at the same places and the
+    infinite or zero parts are the same bits; returns (got, jit's, the special-part mask)."""
     g, f = _bits(got), _bits(jitted)
     assert np.array_equal(np.isnan(g), np.isnan(f))
     special = ~(np.isfinite(g) & np.isfinite(f)) | (g == 0) | (f == 0)
     special &= ~np.isnan(g)
     assert np.array_equal(g[special].view(np.uint8), f[special].view(np.uint8)), \
         np.flatnonzero(special)[g[special] != f[special]][:5]
+    return g, f, special
+
+
+def _within_ulps(got, jitted, dtype, ulps=4):
+    """NaNs at the same places, the same bits where either is infinite or zero, each finite
+    part within `ulps` roundings (eps of its size) of jit's: the vectorised exp, log, log1p
+    (vecmath.vector_math's polynomials where jit calls libm)."""
+    g, f, special = _same_specials(got, jitted)
     eps = np.finfo(np.dtype(dtype).char.lower()).eps
     with np.errstate(invalid="ignore"):
         ok = special | np.isnan(g) | (np.abs(g - f) <= ulps * eps * np.abs(f))
@@ -96,12 +103,7 @@ def _within_modulus(got, jitted, rtol):
     element within rtol |jit's| (an array: each element's) and a few float32 denormals of
     jit's (complex64 power's kernel, power_fast: a part near 0 carries the error of cos q
     or sin q near their zeros)."""
-    g, f = _bits(got), _bits(jitted)
-    assert np.array_equal(np.isnan(g), np.isnan(f))
-    special = ~(np.isfinite(g) & np.isfinite(f)) | (g == 0) | (f == 0)
-    special &= ~np.isnan(g)
-    assert np.array_equal(g[special].view(np.uint8), f[special].view(np.uint8)), \
-        np.flatnonzero(special)[g[special] != f[special]][:5]
+    g, f, special = _same_specials(got, jitted)
     a, b = np.asarray(got).ravel(), np.asarray(jitted).ravel()
     fine = np.isfinite(a) & np.isfinite(b)
     err = np.abs(a[fine].astype(np.complex128) - b[fine])
