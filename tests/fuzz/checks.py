@@ -437,20 +437,24 @@ def small_array_paths(backend="cpu"):
 @contextlib.contextmanager
 def fast_tier_only():
     """jit(tiered=True) answers from its fast tier: every program is cheap enough for it,
-    and no background compile starts (asserted: a call that did not run there fails)."""
+    and no background compile starts (asserted: a call that did not run there fails); a
+    later call of a signature runs there too (XFORMS_TIERED_WAIT=0: it does not wait for
+    the compile, which never comes)."""
     from xforms.exec import tiered
     saved, submitted = tiered._submit, []
-    limit = os.environ.get("XFORMS_TIERED_MAX_EAGER")
-    os.environ["XFORMS_TIERED_MAX_EAGER"] = str(10 ** 9)
+    env = {"XFORMS_TIERED_MAX_EAGER": str(10 ** 9), "XFORMS_TIERED_WAIT": "0"}
+    kept = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     tiered._submit = submitted.append
     try:
         yield
     finally:
         tiered._submit = saved
-        if limit is None:
-            del os.environ["XFORMS_TIERED_MAX_EAGER"]
-        else:
-            os.environ["XFORMS_TIERED_MAX_EAGER"] = limit
+        for k, v in kept.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
     # (a `tiered.later` job -- the eager complex kernels' builds -- is no executable)
     exes = [e for e in submitted if type(e) is not tiered._Later]
     assert exes and all(e.fast_calls for e in exes), "the fast tier did not run"

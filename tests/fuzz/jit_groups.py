@@ -82,16 +82,16 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
             for w, a, e in zip(WHAT, out, exp):
                 assert_close(tmap(np.asarray, a), e, f"{name} program {k}: {w}{label}")
     later = _later_calls(group, fns, grads, dirs, calls)
-    for p in paths or ("numba" if numba else "llvm",):
-        jitted = xf.jit(everything, backend=backend)
-        label = f" ({p} path)" if paths else ""
-        with _path(p), small_array_paths(backend or "cpu") if small else \
-                contextlib.nullcontext():
+
+    def run(jitted, label, path=contextlib.nullcontext, setup=contextlib.nullcontext):
+        """The first call at the drawn inputs, then the later calls; each against eager,
+        and the first call's results unchanged by the later ones."""
+        with path(), setup():
             got = jitted([c.xargs() for c in group], dirs)
         compare(got, label)
         for j, (args, want) in enumerate(later):
             lay = layout if j == 0 else "contiguous"
-            with _path(p):
+            with path():
                 got_j = jitted([tmap(lambda x: laid_out(x, lay), a) for a in args], dirs)
             compare(got, f"{label} (first call's result, after call {j + 2})")
             for k, (out, exp) in enumerate(zip(got_j, want)):
@@ -100,10 +100,14 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
                         assert_close(tmap(np.asarray, a), e,
                                      f"{name} program {k}: call {j + 2} (other inputs): "
                                      f"{w.replace('NumPy', 'eager')}{label}")
+    for p in paths or ("numba" if numba else "llvm",):
+        run(xf.jit(everything, backend=backend), f" ({p} path)" if paths else "",
+            lambda: _path(p), lambda: small_array_paths(backend or "cpu") if small else
+            contextlib.nullcontext())
     if backend in (None, "cpu"):
+        # (every call on the fast tier: the loops' other trip counts too)
         with fast_tier_only():
-            fast = xf.jit(everything, backend=backend, tiered=True)
-            compare(fast([c.xargs() for c in group], dirs), " (fast tier)")
+            run(xf.jit(everything, backend=backend, tiered=True), " (fast tier)")
 
 
 # the later calls' inputs: standard normal plus these offsets in turn (a loop's trip count
