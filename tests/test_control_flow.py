@@ -437,3 +437,23 @@ def test_dce_prunes_unused_carries_and_printing_shows_bodies():
     text = str(ir)
     assert "body_jaxpr=" in text and "cond_jaxpr=" in text and "exp" not in text
     assert "\n        { lambda" in text               # sub-jaxprs printed indented
+
+
+def test_fori_loop_takes_jax_unroll_keyword():
+    # jax.lax.fori_loop(..., *, unroll=None): a hint with static bounds (values unchanged),
+    # refused with traced bounds (jax 0.10.2: ValueError "Can only use `unroll` in
+    # `fori_loop` if the loop bounds are statically known."); xforms raised TypeError.
+    body = lambda i, c: c * 1.5 + i
+    want = lax.fori_loop(0, 6, body, 1.0)
+    for unroll in (None, True, False, 1, 3):
+        got = lax.fori_loop(0, 6, body, 1.0, unroll=unroll)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+        jitted = xf.jit(lambda x, u=unroll: lax.fori_loop(0, 6, body, x, unroll=u))(1.0)
+        np.testing.assert_allclose(np.asarray(jitted), np.asarray(want))
+    g = xf.grad(lambda x: lax.fori_loop(0, 4, lambda i, c: c * x, 1.0, unroll=2))(2.0)
+    np.testing.assert_allclose(np.asarray(g), 4 * 2.0 ** 3)
+    with pytest.raises(ValueError, match="statically known"):
+        xf.jit(lambda n: lax.fori_loop(0, n, body, 1.0, unroll=2))(6)
+    np.testing.assert_allclose(
+        np.asarray(xf.jit(lambda n: lax.fori_loop(0, n, body, 1.0, unroll=1))(6)),
+        np.asarray(want))

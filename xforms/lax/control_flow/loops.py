@@ -50,11 +50,13 @@ def _is_static_int(x):
         isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iu"))
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """`for i in range(lower, upper): val = body_fun(i, val)`.
 
     With static (Python/NumPy integer) bounds it is a `scan`; with traced bounds a loop over a
-    dynamic trip count.  Both are reverse-differentiable.
+    dynamic trip count.  Both are reverse-differentiable.  `unroll` is JAX's hint, accepted
+    with static bounds (as `scan`'s: the compiled loop stays rolled, the values are the same)
+    and refused with traced ones, as JAX refuses it.
 
     >>> lax.fori_loop(0, 5, lambda i, x: x + i, 0)
     Array(10)
@@ -75,6 +77,9 @@ def fori_loop(lower, upper, body_fun, init_val):
                            length=length, reverse=False, num_consts=len(consts),
                            num_carry=1 + len(leaves))
         return tree_unflatten(tree, outs[1:])
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
+                         f"statically known.{call_site()}")
     from ...primitives.operands import promote
     lo, hi = promote(lower, upper, name="fori_loop")
     la = core.get_aval(lo)
