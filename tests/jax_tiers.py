@@ -43,3 +43,18 @@ def close(results, want, dtype=None, rtol=1e-12):
         np.testing.assert_allclose(np.asarray(r), want, rtol=rtol)
         if dtype is not None:
             assert np.asarray(r).dtype == np.dtype(dtype), np.asarray(r).dtype
+
+
+def complex_close(results, want, rtol):
+    """Every result has want's dtype, NaN parts where want has them (any sign), zeros and
+    infinities of want's sign, finite parts to `rtol` -- part by part, real then imaginary."""
+    want = np.asarray(want)
+    for r in results:
+        r = np.asarray(r)
+        assert r.dtype == want.dtype, r.dtype
+        for g, w in ((r.real, want.real), (r.imag, want.imag)):
+            msg = f"{r} {want}"
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=msg)
+            ok = ~np.isnan(w)
+            np.testing.assert_array_equal(np.signbit(g[ok]), np.signbit(w[ok]), err_msg=msg)
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=0, err_msg=msg)
