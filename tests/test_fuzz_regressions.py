@@ -33,7 +33,8 @@ def _all_checks(case, in_axes=0):
 
 def test_none_beside_integer_array_index():
     """x[None, :, [0]] under a transform raised "combining None with integer-array indexing
-    is not supported" (xforms/numpy/indexing.py getitem; None now becomes a length-1 axis)."""
+    is not supported" (xforms/numpy/indexing/subscripts.py getitem; None now becomes a length-1
+    axis)."""
     def f(x0):
         return x0[None, :, [0]], x0[[1, 0], None, [2, 0]]
 
@@ -729,7 +730,7 @@ def test_complex_logaddexp_is_weak_only_of_two_weak_0d_operands():
     logaddexp(weak 0-d 0.5j, True) weak, logaddexp(jnp.ones((1,), bool), 2j) strong.  The
     fuzzer's oracle (tests/fuzz/promotion.py) said weak for `(bool (3,) * (1+2j))
     logaddexp bool (3,)` (a rendering error); xforms said strong for a strong 0-d operand
-    beside a weak one (xforms' error, fixed in xforms/numpy/ufuncs.py)."""
+    beside a weak one (xforms' error, fixed in xforms/numpy/elementwise/ufuncs.py)."""
     from fuzz.promotion import check_promotion
     check_promotion("b", [("*", "py_complex", False), ("logaddexp", "b", False)])
     weak0 = xf.jit(lambda t: t * 1j)(0.5)
@@ -843,7 +844,7 @@ def test_complex_arctan2_on_the_negative_real_axis():
     complex64 -1)).  xforms' arctan2(-2, -1 + 0j) was -2.0344439 + 1.2e-8j, jax 0.10.2's
     -2.0344439 - 0j: XLA's complex atan2 (its emitter's own sqrt, divide and log) rounds
     otherwise, and the next arctan2 then landed on the other side of the cut: -pi - 4.7e-33j,
-    pi + 0j in jax.  Session 32: XLA's steps (numpy/complex_atan2.py; more in
+    pi + 0j in jax.  Session 32: XLA's steps (numpy/elementwise/complex_atan2.py; more in
     test_jax_complex_atan2.py)."""
     y = xnp.arctan2(xnp.asarray(np.array([-2], np.int32)),
                     xnp.asarray(np.array([-1 + 0j], np.complex64)))

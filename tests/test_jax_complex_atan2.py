@@ -1,5 +1,5 @@
-"""Complex atan2 as XLA computes it (xforms/numpy/complex_atan2.py): values against jax 0.10.2's
-jit on CPU (recorded; CI has no jax), on every tier, and JAX's derivative rule.
+"""Complex atan2 as XLA computes it (xforms/numpy/elementwise/complex_atan2.py): values against
+jax 0.10.2's jit on CPU (recorded; CI has no jax), on every tier, and JAX's derivative rule.
 
 On the real axis the paper result has a zero imaginary part and the rounding of |ratio| decides
 its sign, and so the side of the cut a later atan2 lands on (-pi or +pi): the steps follow

@@ -325,7 +325,7 @@ JAX_MODULES = {"ad_checkpoint", "config", "custom_batching", "custom_derivatives
 def test_no_folder_is_a_drawer():
     # a folder of more than 15 modules becomes subpackages (not suffixed siblings), except the
     # namespaces that mirror JAX's; a file over 600 lines becomes a subpackage too
-    mirrors = {"xforms/numpy", "xforms/scipy/stats", "xforms/random"}
+    mirrors = {"xforms/scipy/stats", "xforms/random"}
     big, long = [], []
     for d, dirs, files in os.walk(os.path.join(ROOT, "xforms")):
         dirs[:] = [x for x in dirs if x != "__pycache__"]
@@ -375,3 +375,18 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     assert layer_of("xforms.kernels.ops.newfamily") == layer_of("xforms.kernels.ops.linalg")
     assert layer_of("xforms.kernels.ops.linalg") > layer_of("xforms.kernels.cpu.numba.emit")
     assert layer_of("xforms.random") == layer_of("xforms.jit") > layer_of("xforms.kernels")
+
+
+def test_no_numpy_module_is_named_like_a_public_name():
+    # a submodule named like a function of its package (numpy/convolve.py beside
+    # xnp.convolve) is the function only while nothing imports the module again by its path
+    import importlib
+    import pkgutil
+    import xforms.numpy as xnp
+    shadowed = []
+    for m in pkgutil.walk_packages(xnp.__path__, "xforms.numpy."):
+        mod = importlib.import_module(m.name)
+        parent, _, leaf = m.name.rpartition(".")
+        if getattr(importlib.import_module(parent), leaf, mod) is not mod:
+            shadowed.append(m.name)
+    assert not shadowed, f"modules named like a public name of their package: {shadowed}"

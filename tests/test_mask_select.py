@@ -1,4 +1,4 @@
-"""Eager products with a bool array and quotients of one (xforms/numpy/mask_select.py), and
+"""Eager products with a bool array and quotients of one (xforms/numpy/arrays/mask_select.py), and
 real `x ** 0.5`, at NumPy's speed (issue #31's session 34 fixes had moved them to the xnp
 functions: 8 elements, `x * mask` 1.7 -> 55 CPU us, `mask / 2.0` 3.6 -> 100, `x ** 0.5`
 1.3 -> 7): the same values, dtypes and weak types as the xnp functions give (jax's: the

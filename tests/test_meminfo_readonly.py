@@ -2,7 +2,7 @@
 kernel's output has a `_MemInfo` as its `.base`, whose buffer protocol exported the memory
 writable (`np.frombuffer(result.base, ...)[0] = 7` wrote into the immutable result:
 xforms/kernels/numba_fixes/meminfo_buffer.py); an eager operator's result's `.base` was a
-writable ndarray (numpy/methods.py and mask_select.py make the owner read-only first)."""
+writable ndarray (numpy/arrays/methods.py and mask_select.py make the owner read-only first)."""
 import ctypes
 
 import numpy as np

@@ -2,7 +2,7 @@
 and (Array, NumPy scalar) pair of the 14 dtypes for `+ / // ** <`, result dtype and weak
 type against JAX's.  A NumPy scalar is strongly typed in JAX (a 0-d array of its dtype),
 unlike a Python scalar; the scalar's own operator runs first when it is on the left
-(xforms/numpy/numpy_ufuncs.py `_scalar_operator`).
+(xforms/numpy/arrays/numpy_ufuncs.py `_scalar_operator`).
 
 JAX is absent in CI: _JAX is jax 0.10.2's answer (`jax_enable_x64` on) for
 `op(np.dtype(s).type(2), jnp.asarray(array of a))` (order 0) and `op(array, scalar)`

@@ -3,7 +3,7 @@
 `np.int32(2) + f32_array`: NumPy's scalar operator runs first and, for an ndarray subclass,
 calls the ufunc, which promoted as NumPy does (float64).  A jax.Array makes NumPy defer and
 JAX promotes (float32); xforms' Array now sends a NumPy scalar and an Array of another dtype
-to the xnp function (xforms/numpy/numpy_ufuncs.py, `_eager_array_ufunc`).
+to the xnp function (xforms/numpy/arrays/numpy_ufuncs.py, `_eager_array_ufunc`).
 """
 import operator
 

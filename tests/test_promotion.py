@@ -271,7 +271,7 @@ def test_operator_dtype_probe_stages_nothing_into_a_trace():
     # JAX; when the first such use happens while tracing, the probe must not be recorded
     from xforms.core import staging
     from xforms.core.avals import ShapedArray
-    from xforms.numpy import methods
+    from xforms.numpy.arrays import methods
 
     def f(t):
         methods._operator_plan("__add__", np.ndarray.__add__, xnp.add, np.dtype(np.float32),
@@ -293,7 +293,7 @@ def test_mixed_dtype_operators_cast_then_use_numpy():
     # f32 + i32 is float32, int8 < uint64 compares in float64, bool + 2 is a weak int64,
     # i32 / i32 float32 (jax 0.10.2): computed by NumPy's operator on operands cast to the
     # dtype JAX computes in, without the xnp function (the plan says which it is)
-    from xforms.numpy import methods
+    from xforms.numpy.arrays import methods
     f32 = xnp.asarray(np.array([1.5, 2.0, -3.0], np.float32))
     i32, u64 = np.array([2, -3, 4], np.int32), np.array([1, 2, 2**63], np.uint64)
     i8, b = xnp.asarray(np.array([1, 2, 3], np.int8)), xnp.asarray(np.array([True, False, True]))

@@ -2,7 +2,7 @@
 an eager Array (xforms) and a jax.Array, beside a Python scalar, a NumPy scalar, an array of
 its own dtype or of another dtype, on either side, and the unary ones.  The value sweep's
 other modules call functions (xnp.power), never the operators, whose eager path is its own
-code (xforms/numpy/methods.py: NumPy's operator where it gives jax's dtype, with fixes where
+code (xforms/numpy/arrays/methods.py: NumPy's operator where it gives jax's dtype, with fixes where
 its values differ); session 34 found eager complex `x ** 2j` there (NumPy's C99 power).
 
 Each case is a function of the sweep's array operands (one, or two for `x OP y`) with the

@@ -48,7 +48,7 @@ def public_names(module):
 
 def anchor(module, name):
     """The identifier a documented name is rendered under: `module.name`, or where the name is
-    also a submodule's (`xforms.numpy.convolve`), the function's own path."""
+    also a submodule's (`xforms.jit`), the function's own path."""
     if sys.modules.get(f"{module}.{name}") is None:
         return f"{module}.{name}"
     obj = getattr(sys.modules[module], name)

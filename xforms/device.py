@@ -25,7 +25,7 @@ from .core.registry import install_operators
 from .errors import BackendError, LoweringError
 from .jit import default_backend, get_backend, jit
 from .primitives.operands import locate_errors
-from .numpy.methods import ARRAY_METHODS, OPERATORS
+from .numpy.arrays.methods import ARRAY_METHODS, OPERATORS
 from .sharding import NamedSharding, SingleDeviceSharding
 from .tree_util import tree_map
 

@@ -1,5 +1,5 @@
 """XLA's complex atan2, rendered in NumPy for the fuzzers' oracles (independent of xforms'
-numpy/complex_atan2.py, but for both following jax 0.10.2's CPU IR): -i log((x + i y) /
+numpy/elementwise/complex_atan2.py, but for both following jax 0.10.2's CPU IR): -i log((x + i y) /
 sqrt(x^2 + y^2)) with XLA's products, its polar square root (sqrt(M) (1 + (m/M)^2)^(1/4),
 half the angle), XLA's division (complex_division.py) and log of M sqrt(1 + (m/M)^2).  On
 the paper the imaginary part is often 0; XLA's roundings decide its sign, and so the side of

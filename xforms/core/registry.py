@@ -119,7 +119,7 @@ class RuleTable(dict):
 
 # A backend's own array type (the CUDA backend's DeviceArray) takes Python's operators from
 # xforms.numpy, a higher layer: `operator_type` registers the class, `install_operators`
-# (xforms/numpy/methods.py) the functions, in either order.  x * y is xnp.multiply(x, y)
+# (xforms/numpy/arrays/methods.py) the functions, in either order.  x * y is xnp.multiply(x, y)
 # then, computed eagerly, as on a JAX array (the operands' values are read to the host).
 _OPERATOR_TYPES, _OPERATORS = [], {}
 

@@ -86,11 +86,11 @@ def abstract_eval(prim, avals, params):
 # ---- eager values ----------------------------------------------------------------------
 class Array(np.ndarray):
     """An eager result: a NumPy array that also supports `x.at[idx].set(v)`, and indexing
-    with a traced index (both installed by xforms/numpy/methods.py, as Tracer's operators).
+    with a traced index (both installed by xforms/numpy/arrays/methods.py, as Tracer's operators).
 
     `weak_type` is True for results derived only from Python scalars (as in JAX; jitted
     functions' outputs too), so `float32_array * xnp.sin(2.0)` stays float32 eagerly as it
-    does under tracing.  The binary operators (xforms/numpy/methods.py) are NumPy's own
+    does under tracing.  The binary operators (xforms/numpy/arrays/methods.py) are NumPy's own
     where NumPy's result dtype is JAX's, else xforms.numpy's: `f32_array + i32_array` is
     float32, as for a jax.Array.
     """
@@ -222,7 +222,8 @@ class EvalTrace:
         vals = [canonical_value(a) for a in args]
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         # the impls get plain arrays: NumPy runs an Array (a subclass with its own
-        # __array_ufunc__, xforms/numpy/numpy_ufuncs.py) through Python; the results become Arrays
+        # __array_ufunc__, xforms/numpy/arrays/numpy_ufuncs.py) through Python; the results
+        # become Arrays
         outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
                                   for v in vals], **params)
         outs = [fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
@@ -518,5 +519,5 @@ def check_jaxpr(jaxpr):
 
 
 # `from xforms.core.ir import check_jaxpr` (its former home) keeps working: installed from here,
-# as numpy/methods.py installs Tracer's methods, so ir.py imports nothing above it
+# as numpy/arrays/methods.py installs Tracer's methods, so ir.py imports nothing above it
 ir.check_jaxpr = check_jaxpr

@@ -24,7 +24,7 @@ from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, 
                                       min, mul, ne, neg, pow, real, rem, rsqrt, select_n,
                                       sign, sin, sinh, sqrt, sub, tan, tanh)
 from ..primitives.elementwise import stop_gradient  # noqa: F401  (lax.stop_gradient)
-from ..numpy.ufuncs import atan2     # (the primitive, or complex operands' composite)
+from ..numpy.elementwise.ufuncs import atan2     # (the primitive, or complex operands' composite)
 from ..primitives.elementwise import conj as _conj
 from ..primitives.elementwise import and_ as bitwise_and, not_ as bitwise_not, \
     or_ as bitwise_or, xor as bitwise_xor

@@ -7,7 +7,7 @@ reduce_precision (a float rounded to fewer exponent and mantissa bits), reduce_x
 import numpy as np
 
 from ..core.avals import canonicalize_dtype
-from ..numpy.bitwise_ops import bitwise_count as _bitwise_count
+from ..numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
 from ..primitives.bits import shifts as bw
 from ..primitives import elementwise as ew
 from ..primitives.bits import float_bits as fb

@@ -24,9 +24,9 @@ from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice, index_values
-from ..numpy.indexing import getitem as _getitem
-from ..numpy.manipulation import moveaxis as _moveaxis
-from ..numpy.ufuncs import remainder as _remainder
+from ..numpy.indexing.subscripts import getitem as _getitem
+from ..numpy.manipulation.shapes import moveaxis as _moveaxis
+from ..numpy.elementwise.ufuncs import remainder as _remainder
 from .slicing import canonical_axis, slice_in_dim
 from .sorting import top_k
 
@@ -301,7 +301,7 @@ def shape_as_value(shape):
     if isinstance(shape, core.Tracer) or any(isinstance(d, core.Tracer) for d in shape):
         # (a traced array as the shape, under jit: jax converts each size to int64 and
         # concatenates them, where its constant shapes are NumPy arrays)
-        from ..numpy.manipulation import stack
+        from ..numpy.manipulation.shapes import stack
         return stack([ew.convert_element_type(d, np.dtype(np.int64), False) for d in shape])
     dims = tuple(operator.index(d) for d in shape)
     wide = any(d > np.iinfo(np.int32).max for d in dims)

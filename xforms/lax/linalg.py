@@ -15,16 +15,18 @@ import enum
 import numpy as np
 
 from ..core.registry import lookup
-from ..numpy import (creation as _cr, linalg_norm as _ln, linalg_ops as _lo,
-                     linalg_solve as _ls, manipulation as _ma, matrices as _mx,
-                     reductions as _rd, ufuncs as _uf)
+from ..numpy.creation import constructors as _cr, matrices as _mx
+from ..numpy.elementwise import ufuncs as _uf
+from ..numpy.linalg import norms as _ln, products as _lo, solves as _ls
+from ..numpy.manipulation import shapes as _ma
+from ..numpy.reductions import aggregates as _rd
 from ..primitives.linalg import factor as _pl
 from ..primitives.linalg import spectral as _ps
 from ..primitives.linalg import schur as _schur
 from ..primitives.linalg.batched import h
 from ..primitives.operands import aval, broadcast_to
-from ..numpy import linalg_decomp as _decomp
-from ..numpy.linalg_decomp import matrix_operand, symmetrize
+from ..numpy.linalg import decompositions as _decomp
+from ..numpy.linalg.decompositions import matrix_operand, symmetrize
 from . import scan
 
 lu_pivots_to_permutation = _pl.lu_pivots_to_permutation

@@ -20,9 +20,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..primitives.operands import aval, asarray_operand
-from ..numpy.cumulative import cumsum
-from ..numpy.manipulation import expand_dims, moveaxis
-from ..numpy.reductions import sum as _sum
+from ..numpy.reductions.cumulative import cumsum
+from ..numpy.manipulation.shapes import expand_dims, moveaxis
+from ..numpy.reductions.aggregates import sum as _sum
 from .helpers import dot_general
 
 

@@ -79,7 +79,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     axis = int(axis)
     if not 0 <= axis < a.ndim:       # (the primitive's check: no negative axis, as JAX's)
         raise TypeError(f"cumlogsumexp: axis {axis} is out of range for {a.str_short()}")
-    from ..numpy.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
+    from ..numpy.elementwise.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
     n = a.shape[axis]
     if n == 0:
         return operand

@@ -11,7 +11,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
-from ..numpy.manipulation import moveaxis
+from ..numpy.manipulation.shapes import moveaxis
 from .convolution import (ConvDimensionNumbers, conv_transpose_padding, conv_dimension_numbers,
                           conv_general_dilated, conv_general_permutations, padtype_to_pads)
 from .helpers import dot_general

@@ -22,7 +22,7 @@ import itertools
 import numpy as np
 
 from ..core import trace as core
-from ..numpy import ufuncs as uf
+from ..numpy.elementwise import ufuncs as uf
 from ..primitives.operands import asarray_operand, convert
 from ..primitives import elementwise as ew
 from ..primitives.structural import pad, slice as slice_

@@ -14,10 +14,10 @@ from ..core.avals import broadcast_shapes as _bshapes
 from ..core.avals import promote_types as _promote
 from ..core.trace import Tracer
 from ..primitives import elementwise as ew
-from . import linalg_ops as lo
-from . import manipulation as man
-from . import reductions as red
-from . import ufuncs as uf
+from .linalg import products as lo
+from .manipulation import shapes as man
+from .reductions import aggregates as red
+from .elementwise import ufuncs as uf
 from ..primitives.operands import aval, asarray_operand, canon_axis, convert, promote, with_weak
 
 acos, acosh, asin, asinh = uf.arccos, uf.arccosh, uf.arcsin, uf.arcsinh
@@ -114,7 +114,7 @@ def copy(a, order=None):
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
-    from .creation import zeros_like
+    from .creation.constructors import zeros_like
     return zeros_like(prototype, dtype=dtype, shape=shape)
 
 

@@ -20,7 +20,7 @@ from ..primitives import elementwise as ew
 from ..primitives import fft as fp
 from ..primitives import structural as st
 from ..primitives.operands import aval, asarray_operand, convert, inexact_dtype, returns_arrays
-from .manipulation import moveaxis
+from .manipulation.shapes import moveaxis
 
 _NORMS = ("backward", "ortho", "forward")
 _COMPLEX = {np.dtype(np.float16): np.dtype(np.complex64),     # jax: no complex32

@@ -13,7 +13,7 @@ from ..core import trace as core
 from ..transforms.tracing import flatten_args, trace_flat
 from ..transforms.vmap import vmap_jaxpr
 from ..tree_util import tree_unflatten
-from . import manipulation as man
+from .manipulation import shapes as man
 from ..primitives.operands import aval, asarray, asarray_operand, broadcast_to, canon_axis
 
 
@@ -86,6 +86,6 @@ def apply_over_axes(func, a, axes):
 
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """function(*index grids) for a static shape."""
-    from .index_tricks import indices
+    from .indexing.index_tricks import indices
     grids = indices(tuple(shape), dtype=dtype)
     return function(*[g for g in grids], **kwargs)

@@ -6,8 +6,8 @@ unrolled loop of array operations.
 """
 import numpy as np
 
-from . import manipulation as man
-from . import ufuncs as uf
+from .manipulation import shapes as man
+from .elementwise import ufuncs as uf
 from ..primitives.operands import (aval, asarray, asarray_operand, broadcast_to, float_of,
                                    promote_keep_shapes, with_weak)
 
@@ -26,7 +26,7 @@ def polyval(p, x, *, unroll=16):
     p = _vec(p, "polyval", columns=True)
     x = asarray_operand(x)
     n = aval(p).shape[0]
-    from .creation import zeros_like
+    from .creation.constructors import zeros_like
     y = zeros_like(uf.multiply(x, p[0])) if n else zeros_like(x)
     for i in range(n):
         y = uf.add(uf.multiply(y, x), p[i])
@@ -36,7 +36,7 @@ def polyval(p, x, *, unroll=16):
 def _align(a1, a2):
     a1, a2 = _vec(a1, "polyadd", True), _vec(a2, "polyadd", True)
     n1, n2 = aval(a1).shape[0], aval(a2).shape[0]
-    from .padding import pad
+    from .manipulation.padding import pad
 
     def lead(a, k):                 # k zeros in front along the first axis only
         return pad(a, [(k, 0)] + [(0, 0)] * (aval(a).ndim - 1))
@@ -61,7 +61,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     """
     if trim_leading_zeros:
         raise NotImplementedError("polymul: trim_leading_zeros=True is not supported")
-    from .convolve import convolve
+    from .convolutions import convolve
 
     def coefficients(p):      # (jax: len(p) == 0 is [0] whatever p's rank; else 1-D only)
         p = asarray_operand(p)
@@ -145,7 +145,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
         raise NotImplementedError("polydiv: trim_leading_zeros=True is not supported")
     u, v = promote_keep_shapes((_vec(u, "polydiv"), _vec(v, "polydiv")), inexact=True)
     m, n = aval(u).shape[0], aval(v).shape[0]
-    from .creation import zeros
+    from .creation.constructors import zeros
     if m < n:
         return zeros((1,), aval(u).dtype), u
     r = u
@@ -154,7 +154,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     for k in range(m - n + 1):
         c = uf.multiply(r[k], scale)
         q.append(man.reshape(c, (1,)))
-        from .padding import pad
+        from .manipulation.padding import pad
         r = uf.subtract(r, pad(uf.multiply(c, v), (k, m - n - k)))
     # strong, as the zeros jnp.polydiv writes its quotient into; the remainder keeps the
     # operands' weak type
@@ -171,8 +171,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     >>> xnp.polyfit(xnp.array([0.0, 1.0, 2.0]), xnp.array([1.0, 3.0, 5.0]), 1)   # [2, 1]
     """
     from . import linalg
-    from .linalg_ops import matmul
-    from .matrices import vander
+    from .linalg.products import matmul
+    from .creation.matrices import vander
     x, y = float_of(asarray_operand(x)), float_of(asarray_operand(y))
     deg = int(deg)
     if deg < 0:
@@ -187,7 +187,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = uf.multiply(rhs, w if aval(rhs).ndim == 1 else man.expand_dims(w, -1))
     if rcond is None:
         rcond = aval(x).shape[0] * float(np.finfo(aval(x).dtype).eps)
-    from .reductions import sum as _sum
+    from .reductions.aggregates import sum as _sum
     scale = uf.sqrt(_sum(uf.multiply(lhs, lhs), axis=0))
     c, resids, rank, s = linalg.lstsq(uf.divide(lhs, scale), rhs, rcond)
     c = uf.divide(c, scale if aval(c).ndim == 1 else man.expand_dims(scale, -1))
@@ -219,7 +219,7 @@ def roots(p, *, strip_zeros=True):
     >>> xnp.roots(xnp.array([1.0, -3.0, 2.0]))              # [2, 1]
     """
     from ..core.trace import Tracer
-    from .creation import zeros
+    from .creation.constructors import zeros
     from .linalg import eigvals
     p = asarray_operand(p)
     if aval(p).ndim == 0:           # one coefficient: no roots (JAX's atleast_1d)
@@ -235,11 +235,11 @@ def roots(p, *, strip_zeros=True):
                             "under jit pass strip_zeros=False (the roots they remove are NaN)")
         lead = int(np.argmax(np.asarray(p) != 0)) if np.any(np.asarray(p) != 0) else n
         return _companion_roots(p[lead:], cdt)
-    from .reductions import argmax, all as _all
+    from .reductions.aggregates import argmax, all as _all
     nonzero = uf.not_equal(p, 0)
     lead = uf.where(_all(uf.logical_not(nonzero)), n, argmax(nonzero))     # leading zeros
     q = uf.where(uf.equal(lead, n), 1.0, p)                     # all zero: any finite matrix
-    from .matrices import roll
+    from .creation.matrices import roll
     r = _companion_roots(roll(q, -lead), cdt)
     from .sorting import argsort
     r = r[argsort(uf.equal(r, 0), stable=True)]                 # zero roots to the end
@@ -248,7 +248,7 @@ def roots(p, *, strip_zeros=True):
 
 
 def _companion_roots(p, cdt):
-    from .creation import zeros
+    from .creation.constructors import zeros
     from .linalg import eigvals
     n = aval(p).shape[0]
     if n < 2:

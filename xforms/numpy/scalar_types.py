@@ -11,7 +11,7 @@ import numpy as np
 
 class _ScalarMeta(type):
     def __call__(cls, x):
-        from .creation import asarray
+        from .creation.constructors import asarray
         return asarray(x, dtype=cls.dtype)
 
     def __eq__(cls, other):

@@ -16,12 +16,12 @@ from ..core import staging
 from ..core.trace import Tracer
 from ..primitives import sorting as sp
 from ..primitives import structural as st
-from . import manipulation as man
-from . import reductions as red
-from . import ufuncs as uf
+from .manipulation import shapes as man
+from .reductions import aggregates as red
+from .elementwise import ufuncs as uf
 from ..primitives.operands import aval, asarray_operand, convert
-from .cumulative import cumsum
-from .indexing import IndexUpdateRef, take
+from .reductions.cumulative import cumsum
+from .indexing.subscripts import IndexUpdateRef, take
 
 
 def _eager(ar, return_index, return_inverse, return_counts, axis, equal_nan):
@@ -141,7 +141,7 @@ def _concrete_or_none(*xs):
 
 def _sized_filter(ar1, ar2, keep_in, size, fill_value, name):
     """Sorted unique elements of ar1 that are (keep_in) / are not in ar2, cut to size."""
-    from .searching import extract
+    from .indexing.searching import extract
     x = man.ravel(asarray_operand(ar1))
     n = aval(x).shape[0]
     u, counts = unique(x, return_counts=True, size=n)

@@ -12,9 +12,9 @@ import numpy as np
 from ..primitives import elementwise as ew
 from ..primitives import sorting as sp
 from ..primitives import structural as st
-from . import manipulation as man
-from . import reductions as red
-from . import ufuncs as uf
+from .manipulation import shapes as man
+from .reductions import aggregates as red
+from .elementwise import ufuncs as uf
 from ..primitives.operands import aval, asarray_operand, canon_axis, convert, promote_dtypes
 
 
@@ -136,7 +136,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     if aval(a).ndim != 1:
         raise ValueError("searchsorted: a must be one-dimensional")
     if sorter is not None:
-        from .indexing import take
+        from .indexing.subscripts import take
         a = take(a, sorter)
     a, v = _promote_keep(a, v)
     n, m = aval(a).shape[0], aval(v).size
@@ -154,9 +154,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 
 def _binary_search(a, v, side):
     """lo/hi bracket per v, halved ceil(log2(n + 1)) times (a static, unrolled loop)."""
-    from .indexing import take
+    from .indexing.subscripts import take
     n = aval(a).shape[0]
-    from .creation import full
+    from .creation.constructors import full
     lo = full(aval(v).shape, 0, np.int64)
     hi = full(aval(v).shape, n, np.int64)
     for _ in range(int(np.ceil(np.log2(n + 1)))):
@@ -172,8 +172,8 @@ def _binary_search(a, v, side):
 def _searchsorted_by_sort(a, v, side):
     """Sort a and v together (ties: v first for 'left', a first for 'right'); each v's
     answer is the number of a's before it."""
-    from .cumulative import cumsum
-    from .indexing import IndexUpdateRef
+    from .reductions.cumulative import cumsum
+    from .indexing.subscripts import IndexUpdateRef
     n = aval(a).shape[0]
     vf = man.ravel(v)
     m = aval(vf).shape[0]

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..numpy import linalg as _nl
 from ..primitives.operands import aval as _aval, broadcast_to as _bcast, returns_arrays as _returns
-from ..numpy.linalg_decomp import matrix_operand as _matrix
-from ..numpy.linalg_ops import matmul as _matmul
-from ..numpy.linalg_solve import promote_keep, lu_solve_core as _lu_solve_core
-from ..numpy.manipulation import expand_dims as _expand, squeeze as _squeeze
+from ..numpy.linalg.decompositions import matrix_operand as _matrix
+from ..numpy.linalg.products import matmul as _matmul
+from ..numpy.linalg.solves import promote_keep, lu_solve_core as _lu_solve_core
+from ..numpy.manipulation.shapes import expand_dims as _expand, squeeze as _squeeze
 from ..primitives.linalg import factor as _pl
 from ..primitives import elementwise as _ew
 from ..primitives.linalg.batched import eye_like as _eye_like, h as _h, mT as _mT, tril as _tril

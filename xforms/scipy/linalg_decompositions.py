@@ -11,7 +11,7 @@ from .. import numpy as xnp
 from ..api import jvp
 from ..primitives.operands import aval as _aval, float_of as _float_of, returns_arrays as _returns
 from ..primitives.operands import asarray_operand as _operand
-from ..numpy.linalg_decomp import matrix_operand as _matrix
+from ..numpy.linalg.decompositions import matrix_operand as _matrix
 from ..lax import linalg as _lax_linalg
 from ..primitives.linalg import schur as _ps
 from .linalg_functions import expm

@@ -8,13 +8,13 @@ import numpy as np
 
 from .. import lax
 from ..numpy import linalg as _nl
-from ..numpy import ufuncs as _uf
+from ..numpy.elementwise import ufuncs as _uf
 from ..primitives.operands import asarray_operand, aval, broadcast_to, float_of, returns_arrays
-from ..numpy.creation import eye
-from ..numpy.linalg_decomp import matrix_operand
-from ..numpy.linalg_ops import matmul
-from ..numpy.manipulation import concatenate, expand_dims, reshape
-from ..numpy.padding import pad
+from ..numpy.creation.constructors import eye
+from ..numpy.linalg.decompositions import matrix_operand
+from ..numpy.linalg.products import matmul
+from ..numpy.manipulation.shapes import concatenate, expand_dims, reshape
+from ..numpy.manipulation.padding import pad
 from ..api import stop_gradient
 from ..primitives.linalg.sqrtm import sqrtm as _sqrtm
 
@@ -112,7 +112,7 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     if aval(a).ndim != 2 or aval(b).ndim != 2 or aval(c).shape != (n, m):
         raise ValueError(f"solve_sylvester: expected A (n, n), B (m, m) and C (n, m), got "
                          f"{aval(a).shape}, {aval(b).shape} and {aval(c).shape}")
-    from ..numpy.manipulation import transpose
+    from ..numpy.manipulation.shapes import transpose
     k = _uf.add(_kron_eye_left(a, m), _kron_eye_right(transpose(b), n))
     return reshape(_nl.solve(k, reshape(c, (n * m,))), (n, m))
 

@@ -16,7 +16,7 @@ from xforms.errors import LoweringError
 from xforms.core.facts import GATHER_SCATTER, VIEW
 from xforms.core.ir import ClosedJaxpr, Jaxpr, Literal
 from xforms import lax
-from xforms.numpy.float_parts import nextafter_among
+from xforms.numpy.elementwise.float_parts import nextafter_among
 from xforms.primitives.bits.float_bits import bitcast_convert_type_p, nextafter_p
 from xforms.primitives.bits.shifts import round_to_float16_p
 

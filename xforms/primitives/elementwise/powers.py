@@ -56,7 +56,7 @@ def as_c_pow(out, x, y):
 
 
 # ndarray's real x ** y and (reflected) y ** x with C's pow at an exponent 0.5: the eager
-# Array operators' (numpy/methods.py) where the result is real, as jax's
+# Array operators' (numpy/arrays/methods.py) where the result is real, as jax's
 C_POW_OPERATORS = {"__pow__": lambda x, y, p=np.ndarray.__pow__: as_c_pow(p(x, y), x, y),
                    "__rpow__": lambda x, y, p=np.ndarray.__rpow__: as_c_pow(p(x, y), y, x)}
 _LEAST = np.fmin.reduce      # (NaNs aside: an -inf among NaNs is found)

@@ -101,7 +101,7 @@ defjvp(atanh_p, lambda t, ans, x: div(t, sub(like(1, x), mul(x, x))))
 
 atan2_p = define("atan2", np.arctan2, 2, accept=real_float,
                math={"cpu": "math.atan2", "cuda": "math.atan2"})
-atan2 = bind2(atan2_p)     # (complex operands: xforms/numpy/ufuncs.atan2)
+atan2 = bind2(atan2_p)     # (complex operands: xforms/numpy/elementwise/ufuncs.atan2)
 defjvp(atan2_p,
        lambda t, ans, x, y: bcast_to(mul(t, div(y, add(mul(x, x), mul(y, y)))), ans),
        lambda t, ans, x, y: bcast_to(neg(mul(t, div(x, add(mul(x, x), mul(y, y))))), ans))

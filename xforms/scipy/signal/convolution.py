@@ -9,9 +9,9 @@ and `convolve2d` / `correlate2d`, with JAX's semantics ('full'/'same'/'valid'; m
 import numpy as np
 
 from ...lax.convolution import conv_general_dilated
-from ...numpy.manipulation import flip
+from ...numpy.manipulation.shapes import flip
 from ...primitives.operands import aval, asarray_operand
-from ...numpy.ufuncs import conj
+from ...numpy.elementwise.ufuncs import conj
 from ._util import promote_inexact
 from .fft_convolution import fftconvolve
 
