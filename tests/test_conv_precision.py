@@ -134,3 +134,92 @@ def test_preferred_element_type_refuses_what_jax_refuses(operands, preferred, me
         _conv(preferred_element_type=preferred)(X32.astype(operands), W32.astype(operands))
     ok = _conv(preferred_element_type=np.int32)(X32.astype(np.uint8), W32.astype(np.uint8))
     assert ok.dtype == np.int32
+
+
+# ---- JAX's other precision forms: algorithms, explicit DEFAULT, refusals --------------------
+XA = (np.arange(24, dtype=np.float32).reshape(1, 4, 6) * np.float32(0.1)
+      + np.float32(1 / 3)).astype(np.float32)
+WA = (np.arange(24, dtype=np.float32).reshape(2, 4, 3) * np.float32(-0.37)
+      + np.float32(1.7)).astype(np.float32)
+# jax 0.10.2 (CPU, x64) conv_general_dilated(XA, WA, (1,), "VALID") at every
+# DotAlgorithmPreset, the same float32 numbers as at precision=None
+JAX_ALGORITHM_CONV = [-15.645999908447266, -16.04800033569336, -16.450000762939453,
+                      -16.851999282836914, -86.68599700927734, -92.41600036621094,
+                      -98.14600372314453, -103.87600708007812]
+
+
+def _conv1(precision):
+    return lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID", precision=precision)
+
+
+def test_a_dot_algorithm_is_a_convolutions_default():
+    """JAX takes every DotAlgorithmPreset (also by name) and a DotAlgorithm as a
+    convolution's precision and lowers it as DEFAULT (lax.precision_attr): the CPU result is
+    the default float32 one, for F64_F64_F64 and the float8 ones alike (jax 0.10.2: equal at
+    every preset, float32/float64/complex64/int32 operands); the old code raised
+    "conv: unknown precision"."""
+    default = np.asarray(_conv1(None)(XA, WA))
+    forms = list(lax.DotAlgorithmPreset) + ["F64_F64_F64", "ANY_F8_ANY_F8_F32",
+                                             lax.DotAlgorithm(np.float32, np.float32,
+                                                              np.float32)]
+    for p in forms:
+        got = np.asarray(_conv1(p)(XA, WA))
+        assert got.dtype == np.float32, p
+        np.testing.assert_array_equal(got, default, err_msg=str(p))
+    np.testing.assert_allclose(default.ravel(), JAX_ALGORITHM_CONV, rtol=1e-6)
+    f64 = _conv1(lax.DotAlgorithmPreset.F32_F32_F32)(XA.astype(np.float64), WA * 1.0)
+    assert f64.dtype == np.float64                # no rounding through float32 either
+    np.testing.assert_array_equal(f64, _conv1(None)(XA.astype(np.float64), WA * 1.0))
+    jitted = xf.jit(_conv1(lax.DotAlgorithmPreset.BF16_BF16_F32))
+    np.testing.assert_array_equal(np.asarray(jitted(XA, WA)),
+                                  np.asarray(xf.jit(_conv1(None))(XA, WA)))
+
+
+def test_an_algorithm_or_a_given_default_is_not_the_configured_precision():
+    """jax 0.10.2 under default_matmul_precision("highest"): precision=None gives
+    (HIGHEST, HIGHEST), "default" or Precision.DEFAULT (DEFAULT, DEFAULT), an algorithm the
+    algorithm (lowered as DEFAULT) -- on the convolution and on the three of its gradient,
+    and on dot_general.  Here: the parameter absent (TF32 on cuBLAS), where the old code
+    read the setting ("highest") for a given "default"."""
+    def grad_of(p):
+        return xf.make_jaxpr(xf.value_and_grad(lambda x, w: _conv(p)(x, w).sum(),
+                                               argnums=(0, 1)))
+    dots = lambda p: [e.params.get("precision") for e in xf.make_jaxpr(  # noqa: E731
+        lambda a: lax.dot(a, a.T, precision=p))(XA[0]).jaxpr.eqns
+        if e.prim.name == "dot_general"]
+    with xf.default_matmul_precision("highest"):
+        assert _levels(xf.make_jaxpr(_conv())(X32, W32)) == ["highest"]
+        for p in ("default", lax.Precision.DEFAULT, "fastest", lax.DotAlgorithmPreset.F32_F32_F32,
+                  "TF32_TF32_F32", lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+            assert _levels(grad_of(p)(X32, W32)) == [None] * 3, p
+        assert dots(None) == ["highest"]
+        assert dots("default") == [None] and dots(lax.Precision.DEFAULT) == [None]
+        assert dots(lax.DotAlgorithmPreset.F32_F32_F32) == ["highest"]
+        g = xf.make_jaxpr(xf.grad(lambda a: lax.dot(a, a.T, precision="default").sum()))
+        assert {e.params.get("precision") for e in g(XA[0]).jaxpr.eqns
+                if e.prim.name == "dot_general"} == {None}
+
+
+@pytest.mark.parametrize("precision", [("high", None), (None, None), "tensorfloat32_3x",
+                                       "f32_f32_f32", (lax.Precision.HIGH, "high"), "fast"])
+def test_precisions_jax_refuses_are_refused(precision):
+    """jax 0.10.2 raises ValueError ("Precision argument must be one of ...") for these, on
+    conv_general_dilated and dot_general alike; the old conv took the pairs with None."""
+    with pytest.raises(ValueError, match="conv_general_dilated: unknown precision"):
+        _conv1(precision)(XA, WA)
+    with pytest.raises(ValueError, match="dot_general: unknown precision"):
+        lax.dot(XA[0], XA[0].T, precision=precision)
+
+
+def test_cublas_takes_an_algorithm_as_tf32_under_any_setting(monkeypatch):
+    """On CUDA the convolution's compute type follows the stored parameter: an algorithm
+    (absent parameter) is TF32 for float32 even under default_matmul_precision("float32")."""
+    spec = dataclasses.replace(spec_for((9, 0), sms=132), vendor=True)
+    monkeypatch.setattr(vendor, "_bound", {"cublas": object()})
+    monkeypatch.setenv("XFORMS_CUDA_CONV_PATH", "library")
+    args = ((32, 13, 13, 32), (3, 3, 32, 64), (32, 11, 11, 64),
+            ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2)), (1, 1))
+    with xf.default_matmul_precision("float32"):
+        levels = _levels(xf.make_jaxpr(_conv(lax.DotAlgorithmPreset.F32_F32_F32))(X32, W32))
+    assert levels == [None]
+    assert vendor.conv_call(spec, *args, np.float32, levels[0])[2] == COMPUTE_32F_FAST_TF32

@@ -72,3 +72,17 @@ def test_dot_algorithm_presets_as_jax_on_the_cpu():
     with pytest.raises(NotImplementedError, match="bfloat16"):
         lax.dot(a64, b64, precision=P.BF16_BF16_F32)
     check_grads(lambda a, b: lax.dot(a, b, precision=P.F64_F64_F64), (a64, b64), order=1)
+
+
+def test_a_dot_algorithm_by_its_name_as_jax():
+    """jax 0.10.2 takes a preset's name as precision= ("F64_F64_F64": the same product as
+    the enum) and refuses other spellings ("f64_f64_f64"); the old code refused the name."""
+    r = np.random.default_rng(1)
+    a32, b32 = r.normal(size=(6, 5)).astype(np.float32), r.normal(size=(5, 4)).astype(np.float32)
+    np.testing.assert_array_equal(
+        lax.dot(a32, b32, precision="F64_F64_F64"),
+        lax.dot(a32, b32, precision=lax.DotAlgorithmPreset.F64_F64_F64))
+    with pytest.raises(ValueError, match="unknown precision 'f64_f64_f64'"):
+        lax.dot(a32, b32, precision="f64_f64_f64")
+    with pytest.raises(ValueError, match="not supported by dot_general on CPU"):
+        lax.dot(a32, b32, precision="TF32_TF32_F32")

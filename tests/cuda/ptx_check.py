@@ -5,7 +5,8 @@ code that only the simulator accepts fails here.
     python tests/cuda/ptx_check.py            # prints one line per program, exits 1 on failure
     python tests/cuda/ptx_check.py NAME...    # those programs only (tests/cuda/programs.py;
                                               # a NAME ending in ':' every one it begins;
-                                              # bench: the GPU table's, only on request)
+                                              # bench: the GPU table's, public: every public
+                                              # linalg/fft function's, only on request)
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
 Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
@@ -181,6 +182,16 @@ def _bench_programs():
     return out
 
 
+def _public_programs():
+    """{name: (f, args, tol)} of every public xforms.numpy.linalg, numpy.fft and scipy.linalg
+    function as tests/cuda/test_public_linalg_fft.py calls it ("public:<module>:<name>"),
+    emitted as on the simulator (our kernels; the libraries' are `vendor:`)."""
+    import test_public_linalg_fft as t
+    return {f"public:{module}:{name}": (f, args, 0)
+            for module, table in (("linalg", t.LINALG), ("fft", t.FFT), ("scipy", t.SCIPY))
+            for name, (f, args, _) in table.items()}
+
+
 def kernel_key(program, kernel, sig):
     """What makes two kernels one compile: the text after the `def` line (the name differs),
     the signature, and the device functions it calls."""
@@ -244,8 +255,9 @@ def main(names=None):
     # (the GPU table's programs on request only, `bench:`: 209 kernels more, 1211 s at load
     # 20-35 on the 2-core VM, where the whole matrix took 2694 s)
     bench = _bench_programs() if any(n.startswith("bench:") for n in names or ()) else {}
+    public = _public_programs() if any(n.startswith("public:") for n in names or ()) else {}
     VENDOR = {**_vendor_programs(), **bench}
-    EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR}
+    EVERY = {**PROGRAMS, **PTX_ONLY, **VENDOR, **public}
     _pretend_libraries()
     _pretend_device()
     seen, failures, n_kernels, t0 = set(), 0, 0, time.time()

@@ -14,9 +14,9 @@ import numpy as np
 from ..core import trace as core
 from ..core.avals import promote_types
 from ..primitives.operands import aval, asarray_operand, convert
-from ..primitives.contraction import precision_level
 from ..primitives.conv import conv_general_dilated_raw, dilate_dim
 from ..primitives.elementwise import convert_element_type
+from ..primitives.precision import canonical_precision, precision_param
 from ..primitives.structural import rev, transpose
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers",
@@ -97,20 +97,12 @@ def _same_dtype(*xs):
     return [convert(x, dtype) for x in xs]
 
 
-def _check_precision(precision):
-    ok = (None, "default", "high", "highest", "DEFAULT", "HIGH", "HIGHEST", "bfloat16",
-          "tensorfloat32", "float32", "fastest", "bfloat16_3x")      # JAX 0.10.2's names
-    ps = precision if isinstance(precision, (tuple, list)) else (precision,)
-    for p in ps:
-        if p not in ok and type(p).__name__ != "Precision":
-            raise ValueError(f"conv: unknown precision {p!r}")
-
-
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):
     """General N-d convolution (JAX's `lax.conv_general_dilated`).  `precision` (see
-    lax.Precision; None reads xf.default_matmul_precision) changes nothing on the CPU, which
+    lax.Precision; None reads xf.default_matmul_precision; a DotAlgorithmPreset or
+    DotAlgorithm counts as DEFAULT, as JAX lowers it) changes nothing on the CPU, which
     computes in the operands' dtype; on CUDA a float32 convolution run on cuBLAS uses TF32
     below HIGHEST, as JAX on a GPU.  `preferred_element_type` sets the result's dtype, the
     sums formed in it (JAX's rule: not narrower than the operands', same kind).
@@ -147,7 +139,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         if len(padding) != nsp:
             raise ValueError(f"conv_general_dilated: padding needs {nsp} (low, high) pairs, "
                              f"got {padding}")
-    _check_precision(precision)
+    # JAX lowers a convolution's algorithm (a DotAlgorithmPreset, its name, a DotAlgorithm)
+    # as DEFAULT: the jaxpr keeps it, XLA's convolution takes only the Precision pair
+    level = precision_param(canonical_precision(precision, "conv_general_dilated"))
     want = None if preferred_element_type is None else \
         _preferred(core.get_aval(lhs).dtype, preferred_element_type)
     if want is not None and want != core.get_aval(lhs).dtype:
@@ -156,7 +150,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs = (convert_element_type(v, want) for v in (lhs, rhs))
     return conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation,
                                     rhs_dilation, tuple(dn), feature_group_count,
-                                    batch_group_count, precision_level(precision))
+                                    batch_group_count, level)
 
 
 def _preferred(operands, preferred):

@@ -23,6 +23,10 @@ from ..primitives import elementwise as ew
 from ..primitives import structural as st
 from ..primitives.contraction import dot_general as _dot_general
 from ..primitives.fft import fft as _fft
+from ..primitives.precision import (algorithm_dtype, canonical_precision,  # noqa: F401
+                                    dot_algorithm_level, DotAlgorithm, DotAlgorithmPreset,
+                                    DotDimensionNumbers, Precision, PrecisionLike,
+                                    precision_param)
 from ..primitives.indexing import dynamic_slice, dynamic_update_slice, index_values
 from ..numpy.indexing.subscripts import getitem as _getitem
 from ..numpy.manipulation.shapes import moveaxis as _moveaxis
@@ -347,125 +351,6 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 
 
 # ---- precision, dot_general with JAX's keywords, fft ----------------------------------------
-class Precision(enum.Enum):
-    """JAX's matmul/convolution precision settings.  On the CPU every setting computes at the
-    operands' full precision, as JAX's CPU backend does.  On CUDA, a dot_general (or a
-    convolution) that goes to cuBLAS follows JAX's GPU rule: float32 and complex64 in TF32
-    at DEFAULT (None) and HIGH, in float32 at HIGHEST; the tile kernel of small products and
-    the direct convolution kernel compute in float32 always."""
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"default": "DEFAULT", "bfloat16": "DEFAULT", "fastest": "DEFAULT",
-                 "high": "HIGH", "bfloat16_3x": "HIGH", "tensorfloat32": "HIGH",
-                 "highest": "HIGHEST", "float32": "HIGHEST"}
-        name = names.get(str(value).lower()) if isinstance(value, str) else None
-        return None if name is None else cls[name]
-
-    def __str__(self):
-        return self.name
-
-
-# The type annotations JAX's lax exports for these arguments
-DotDimensionNumbers = Tuple[Tuple[Sequence[int], Sequence[int]],
-                            Tuple[Sequence[int], Sequence[int]]]
-PrecisionLike = Union[None, str, Precision, Tuple[str, str], Tuple[Precision, Precision]]
-
-
-class DotAlgorithmPreset(enum.Enum):
-    """JAX's named dot algorithms (`precision=` of dot_general).  What JAX's CPU backend runs
-    and xforms runs the same way: DEFAULT; F32_F32_F32 and F64_F64_F64 (the product formed in
-    that type, the result in the usual dtype); BF16_BF16_F32, _X3 and _X6 on float32 operands
-    (there the float32 product).  The rest raise JAX's CPU error, or NotImplementedError where
-    JAX rounds through a type xforms lacks (bfloat16 for float64 operands; float16).
-
-        >>> lax.dot_general(a32, b32, (((1,), (0,)), ((), ())),
-        ...                 precision=lax.DotAlgorithmPreset.F64_F64_F64)   # float32 result
-    """
-    DEFAULT = 1
-    ANY_F8_ANY_F8_F32 = 2
-    ANY_F8_ANY_F8_F32_FAST_ACCUM = 3
-    ANY_F8_ANY_F8_ANY = 4
-    ANY_F8_ANY_F8_ANY_FAST_ACCUM = 5
-    F16_F16_F16 = 6
-    F16_F16_F32 = 7
-    BF16_BF16_BF16 = 8
-    BF16_BF16_F32 = 9
-    BF16_BF16_F32_X3 = 10
-    BF16_BF16_F32_X6 = 11
-    BF16_BF16_F32_X9 = 12
-    TF32_TF32_F32 = 13
-    TF32_TF32_F32_X3 = 14
-    F32_F32_F32 = 15
-    F64_F64_F64 = 16
-
-    def __str__(self):
-        return self.name
-
-
-class DotAlgorithm(NamedTuple):
-    """An explicit dot algorithm (JAX's fields).  JAX's CPU backend runs none, and neither
-    does xforms: passing one as `precision=` raises JAX's CPU error."""
-    lhs_precision_type: object
-    rhs_precision_type: object
-    accumulation_type: object
-    lhs_component_count: int = 1
-    rhs_component_count: int = 1
-    num_primitive_operations: int = 1
-    allow_imprecise_accumulation: bool = False
-
-
-_P = DotAlgorithmPreset
-_IN_TYPE = {_P.F32_F32_F32: np.dtype(np.float32), _P.F64_F64_F64: np.dtype(np.float64)}
-_BF16_ON_F32 = (_P.BF16_BF16_F32, _P.BF16_BF16_F32_X3, _P.BF16_BF16_F32_X6)
-
-
-def _algorithm_dtype(precision, dtype, name):
-    """The dtype a dot algorithm forms the product in (None: the operands' own), or the
-    error JAX's CPU backend gives for it."""
-    if not isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
-        return None
-    if precision == _P.DEFAULT or (precision in _BF16_ON_F32 and dtype == np.float32):
-        return None
-    if precision in _IN_TYPE and dtype.kind == "f":
-        return _IN_TYPE[precision]
-    if precision in _IN_TYPE or precision in _BF16_ON_F32 or precision == _P.F16_F16_F16:
-        raise NotImplementedError(
-            f"{name}: precision {precision} on {dtype} operands rounds through a type "
-            "xforms does not emulate bit for bit (bfloat16, float16, or a non-float operand); "
-            "use precision=None or cast the operands yourself")
-    raise ValueError(f"The precision '{precision}' is not supported by {name} on CPU")
-
-
-def precision_param(precision):
-    """dot_general's (and conv_general_dilated's) `precision` parameter for JAX's setting:
-    None (DEFAULT), "high" or "highest"; a (lhs, rhs) pair counts as its higher, as XLA's
-    GPU backend takes it; the float32/float64 algorithms as "highest".
-
-        >>> precision_param((Precision.DEFAULT, "highest"))        # "highest"
-    """
-    if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
-        return "highest" if precision in _IN_TYPE else None
-    pair = precision if isinstance(precision, (tuple, list)) else (precision,)
-    level = max(Precision(p).value if p is not None else 0 for p in pair)
-    return (None, "high", "highest")[level]
-
-
-def _check_precision(precision, name):
-    if isinstance(precision, (DotAlgorithmPreset, DotAlgorithm)):
-        return
-    for p in precision if isinstance(precision, (tuple, list)) else (precision,):
-        if p is not None and not isinstance(p, Precision):
-            try:
-                Precision(p)
-            except ValueError:
-                raise ValueError(f"{name}: unknown precision {p!r}; use None, a "
-                                 "lax.Precision or one of 'default', 'high', 'highest'") from None
-
-
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """The general tensor contraction ((lhs contracting, rhs contracting), (lhs batch,
     rhs batch)), with JAX's keywords: `precision` is accepted (see Precision) and
@@ -474,10 +359,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
     >>> lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=xnp.float64)
     """
-    _check_precision(precision, "dot_general")
+    precision = canonical_precision(precision, "dot_general")
     operands = np.promote_types(aval_of(lhs).dtype, aval_of(rhs).dtype)
-    algorithm = _algorithm_dtype(precision, operands, "dot_general")
-    level = precision_param(precision)
+    algorithm = algorithm_dtype(precision, operands, "dot_general")
+    level = precision_param(precision, dot_algorithm_level)
     if preferred_element_type is None and algorithm is None:
         return _dot_general(lhs, rhs, dimension_numbers, level)
     want = operands if preferred_element_type is None else \

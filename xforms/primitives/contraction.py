@@ -17,6 +17,7 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..core.facts import CONTRACTION, declare
 from ..core.registry import primitive
+from .precision import given_precision
 from .structural import transpose
 
 dot_general_p = primitive("dot_general")
@@ -85,28 +86,6 @@ declare(dot_general_p, CONTRACTION,
         fresh=True, into=_dot_general_into)   # the impl returns a new array, or fills one
 
 
-# xf.default_matmul_precision's settings as the products' and convolutions' precision (JAX's
-# reading of them; primitives/conv.py reads it too)
-CONFIG_PRECISION = {"high": "high", "tensorfloat32": "high", "bfloat16_3x": "high",
-                     "highest": "highest", "float32": "highest", "tensorfloat32_3x": "highest"}
-
-
-_LEVEL = {"default": 0, "bfloat16": 0, "fastest": 0, "high": 1, "tensorfloat32": 1,
-          "bfloat16_3x": 1, "highest": 2, "float32": 2, "tensorfloat32_3x": 2}
-
-
-def precision_level(precision):
-    """The `precision` parameter for JAX's setting of a convolution's (a lax.Precision, its
-    name, None or a pair of them): None (DEFAULT), "high" or "highest"; a pair counts as its
-    higher, as XLA's GPU backend takes it.
-
-        >>> precision_level((Precision.DEFAULT, "highest"))        # "highest"
-    """
-    pair = precision if isinstance(precision, (tuple, list)) else (precision,)
-    level = max(0 if p is None else _LEVEL[str(getattr(p, "name", p)).lower()] for p in pair)
-    return (None, "high", "highest")[level]
-
-
 def dot_general(x, y, dimension_numbers, precision=None):
     """Bind dot_general; `precision`: None (JAX's DEFAULT), "high" or "highest", kept as a
     parameter only when given, for the backends where it changes the arithmetic (CUDA's
@@ -117,16 +96,16 @@ def dot_general(x, y, dimension_numbers, precision=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = interned(((tuple(map(int, lc)), tuple(map(int, rc))),
                    (tuple(map(int, lb)), tuple(map(int, rb)))))
-    if precision is None and config.trace_options:
-        precision = CONFIG_PRECISION.get(config.default_matmul_precision.value)
+    precision = given_precision(
+        precision, config.default_matmul_precision.value if config.trace_options else None)
     extra = {} if precision is None else {"precision": precision}
     return dot_general_p.bind(x, y, dimension_numbers=dn, **extra)
 
 
 defjvp(dot_general_p,
-       lambda t, ans, x, y, *, dimension_numbers, precision=None:
+       lambda t, ans, x, y, *, dimension_numbers, precision="default":
            dot_general(t, y, dimension_numbers, precision),
-       lambda t, ans, x, y, *, dimension_numbers, precision=None:
+       lambda t, ans, x, y, *, dimension_numbers, precision="default":
            dot_general(x, t, dimension_numbers, precision))
 
 
@@ -153,7 +132,9 @@ def _transpose_operand(ct, y, x_aval, dimension_numbers, x_is_lhs, precision):
     return out if perm == tuple(range(x_nd)) else transpose(out, perm)
 
 
-def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None):
+def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision="default"):
+    # (the derived products keep the stored setting: absent is DEFAULT, not a re-read of
+    # xf.default_matmul_precision, as JAX's rules pass their parameter on)
     if isinstance(ct, Zero):
         return [None, None]
     (lc, rc), (lb, rb) = dimension_numbers
@@ -166,7 +147,7 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None):
 transpose_rules[dot_general_p] = _dot_general_transpose
 
 
-def _dot_general_vmap(args, dims, *, dimension_numbers, precision=None):
+def _dot_general_vmap(args, dims, *, dimension_numbers, precision="default"):
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = args
     dx, dy = dims

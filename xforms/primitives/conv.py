@@ -26,7 +26,7 @@ from ..transforms.transpose import transpose_rules, is_undefined
 from ..transforms.vmap import vmap_rules, moveaxis
 from ..core.facts import OP, declare
 from ..core.registry import primitive
-from .contraction import CONFIG_PRECISION
+from .precision import given_precision
 from .structural import reshape, rev
 
 conv_general_dilated_p = primitive("conv_general_dilated")
@@ -246,13 +246,14 @@ def conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation, rh
                              dimension_numbers, feature_group_count=1, batch_group_count=1,
                              precision=None):
     """Bind the primitive (arguments already canonical: tuples of ints; `precision` None,
-    "high" or "highest").  None reads xf.default_matmul_precision, as JAX's convolutions do.
+    "default", "high" or "highest").  None reads xf.default_matmul_precision, as JAX's
+    convolutions do; "default" (given) does not.
 
         >>> conv_general_dilated_raw(x, w, (1,), ((0, 0),), (1,), (1,), ((0, 1, 2),) * 3)
     """
     t = lambda xs: tuple(int(v) for v in xs)              # noqa: E731
-    if precision is None and config.trace_options:
-        precision = CONFIG_PRECISION.get(config.default_matmul_precision.value)
+    precision = given_precision(
+        precision, config.default_matmul_precision.value if config.trace_options else None)
     extra = {} if precision is None else {"precision": precision}
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=t(window_strides),
@@ -268,7 +269,7 @@ def _conv_with(params, lhs, rhs, **changes):
     return conv_general_dilated_raw(lhs, rhs, p["window_strides"], p["padding"],
                                     p["lhs_dilation"], p["rhs_dilation"],
                                     p["dimension_numbers"], p["feature_group_count"],
-                                    p["batch_group_count"], p.get("precision"))
+                                    p["batch_group_count"], p.get("precision", "default"))
 
 
 defjvp(conv_general_dilated_p,
@@ -316,7 +317,7 @@ def _transpose_lhs(ct, rhs, lhs_shape, p):
         pad.append((before, after))
     out = conv_general_dilated_raw(
         ct, rev(rhs, tuple(rs[2:])), p["lhs_dilation"], pad, p["window_strides"],
-        p["rhs_dilation"], (os_, _swap01(rs), ls), groups, 1, p.get("precision"))
+        p["rhs_dilation"], (os_, _swap01(rs), ls), groups, 1, p.get("precision", "default"))
     if B > 1:           # the batch groups were computed as feature groups: move them back
         out = _merge_into(_split_axis(out, ls[1], B), ls[1], ls[0])
     return out
@@ -336,7 +337,7 @@ def _transpose_rhs(ct, lhs, rhs_shape, p):
     return conv_general_dilated_raw(
         lhs, ct, p["rhs_dilation"], pad, p["lhs_dilation"], p["window_strides"],
         (_swap01(ls), _swap01(os_), _swap01(rs)), B if B > 1 else 1, G if G > 1 else 1,
-        p.get("precision"))
+        p.get("precision", "default"))
 
 
 def _conv_transpose(ct, lhs, rhs, **p):
