@@ -64,6 +64,18 @@ LOOP_TRIP = 0.02
 # `_special`): ~1 us, not ~0.1-0.25 (session 35, CPU, load 19: a 27-equation body of integer
 # index arithmetic, a gather and a scatter, 49 us a trip, estimated 7 at LOOP_WEIGHT)
 LOOP_CALL_WEIGHT = 0.1
+# Session 36 (CPU, in place: a group of a body's equations run twice against the body as it
+# is, on its recorded inputs, load 7-30; and chains in fori_loop bodies, load 11): a float
+# operator is cheap on NumPy scalars (0.05-0.15 us) but not on arrays, where NumPy dispatches
+# the ufunc: (2,) + (2,) 0.17-0.58 us, (5, 2) + (5, 2) 0.47; a scalar times an array takes
+# NumPy's mixed path, 0.65-1.4 us (LOOP_CALL_WEIGHT); an equation the body calls through its
+# impl rule (select_n 1.7-2.1 us, a float max 6, a broadcast of an array 2.7-5.7) ~2.5 us;
+# np.concatenate ~1-1.3.  The ODE gradient's bodies hold ~270 array operators and ~40 impl
+# calls a trip (~1000 trips each): estimated 0.57 s for 0.72-0.85 CPU s measured (load 7)
+# before, 0.79 after.  Its 25k gathers and scatters were priced right (3.4 and 7.6 us each in
+# place, CALL_NS 3 and 7 plus LOOP_WEIGHT).
+LOOP_ARRAY_WEIGHT = 0.045
+LOOP_IMPL_WEIGHT = 0.25
 # a while loop's guess (its trip count is data).  A nest of loops of traced counts is
 # guessed to run that many innermost trips in all, not the product of guesses: reverse
 # mode's checkpointed sweep over a while loop's n steps is nseg segments of s steps (nseg s
@@ -230,13 +242,38 @@ def _call_ns(eqn):
 
 
 def _weight(eqn, weight):
-    """An execution of `eqn` in EQN_NS units: `weight`, or in a loop body LOOP_CALL_WEIGHT
-    for an elementwise equation not spelled as a float operator there."""
-    if weight != LOOP_WEIGHT or eqn.prim.facts.kind != ELEMENTWISE:
-        return weight                    # (views, slices, stacks: specialised, ~0.2-0.5 us)
+    """An execution of `eqn` in EQN_NS units: `weight`, or in a loop body what the way its
+    generated Python spells it costs (xforms/primitives/control/eager_bodies.py): a float
+    operator LOOP_WEIGHT on NumPy scalars, LOOP_ARRAY_WEIGHT on arrays, LOOP_CALL_WEIGHT
+    between a scalar and an array or as a ufunc call, LOOP_IMPL_WEIGHT as an impl call.
+
+        >>> _weight(mul_of_a_scalar_and_a_vector, LOOP_WEIGHT)
+        0.1
+    """
+    if weight != LOOP_WEIGHT:
+        return weight
+    facts, name = eqn.prim.facts, eqn.prim.name
+    if name in _SPELLED or facts.kind in (GATHER_SCATTER, CONTROL, CALL):  # (CALL_NS: theirs)
+        return LOOP_CALL_WEIGHT if name == "concatenate" else LOOP_WEIGHT
+    if name == "broadcast_in_dim":          # a fill of a scalar, else the impl
+        return LOOP_IMPL_WEIGHT if _shape(eqn.invars[0].aval) else LOOP_WEIGHT
+    if facts.kind != ELEMENTWISE:
+        return LOOP_IMPL_WEIGHT
     floats = all(getattr(v.aval, "dtype", None) is not None and v.aval.dtype.kind == "f"
                  for v in eqn.outvars)
-    return LOOP_WEIGHT if eqn.prim.facts.operator and floats else LOOP_CALL_WEIGHT
+    if facts.operator and floats:
+        ranks = {len(_shape(v.aval)) > 0 for v in eqn.invars}
+        if ranks == {False}:
+            return LOOP_WEIGHT
+        return LOOP_CALL_WEIGHT if len(ranks) > 1 else LOOP_ARRAY_WEIGHT
+    if facts.numpy_fn is not None and not eqn.params:
+        return LOOP_CALL_WEIGHT
+    return LOOP_IMPL_WEIGHT
+
+
+# structural primitives eager_bodies.py spells as a view, a cast or one NumPy call
+_SPELLED = frozenset(("slice", "squeeze", "reshape", "convert_element_type", "concatenate",
+                      "pad", "reduce_sum"))
 
 
 def _shape(aval):
