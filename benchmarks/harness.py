@@ -26,7 +26,7 @@ except ImportError:
 
 import numpy as np
 
-from . import gpu_turns, peers, timing
+from . import gpu_turns, machine_speed, peers, timing
 from .report import fmt_params
 
 UNIT_SCALE = {"s": 1.0, "ms": 1e3, "µs": 1e6, "ns": 1e9}
@@ -316,8 +316,13 @@ def _timed(ctx, system, fn, args, out, row):
     xf_cpu = system == "xforms" and ctx.backend != "cuda"
     if xf_cpu:
         _thread_history(reset=True)
+    # (the machine's own speed just before and after: a row slow beside a slow probe is a
+    # slow phase of the VM, every system's; issue #37, benchmarks/machine_speed.py)
+    machine = {"before": machine_speed.probe()} if ctx.backend != "cuda" else None
     with _window() as window:
         t = timing.measure(fn, args, repeats=ctx.repeats, target=ctx.target, budget=ctx.budget)
+    if machine is not None:
+        row["machine"] = dict(machine, after=machine_speed.probe())
     row.update(median_s=t.median, min_s=t.min, q1_s=t.q1, q3_s=t.q3, number=t.number, repeats=t.repeats)
     row["samples_ms"] = [round(x * 1e3, 4) for x in t.taken]      # in the order taken
     row["window"] = window

@@ -25,7 +25,8 @@ def _key(row) -> tuple:
     return row["workload"], row["task"], json.dumps(row["params"], sort_keys=True)
 
 
-_PER_PROCESS = ("window", "blas_history", "parallel_calls", "parallel_sequence", "samples_ms")
+_PER_PROCESS = ("window", "blas_history", "parallel_calls", "parallel_sequence", "samples_ms",
+                "machine")
 
 
 def merge_processes(rows: list[dict]) -> list[dict]:
@@ -33,7 +34,7 @@ def merge_processes(rows: list[dict]) -> list[dict]:
     0, 1, ...): the row of the median process (by ``median_s``), with ``process_median_s``,
     each process's time in order, and ``spread``, the slowest over the fastest.  Rows of
     one process pass through unchanged.  ``process_diagnostics``: each process's timing
-    window and thread choices, where the harness recorded them.
+    window, thread choices and machine probe, where the harness recorded them.
 
     >>> merge_processes([dict(r, process=k, median_s=t) for k, t in enumerate((1., 3., 2.))])
     [{..., 'median_s': 2.0, 'process_median_s': [1.0, 3.0, 2.0], 'spread': 3.0}]
@@ -50,8 +51,8 @@ def merge_processes(rows: list[dict]) -> list[dict]:
         times = [r["median_s"] for r in group]
         mid = sorted(group, key=lambda r: r["median_s"])[len(group) // 2]
         merged = dict(mid, process_median_s=times, spread=max(times) / min(times))
-        # each process's timing window and thread choices (harness._window, _thread_history):
-        # what tells a row's two speeds apart
+        # each process's timing window, thread choices and the machine's speed beside it
+        # (harness._window, _thread_history, machine_speed): what tells a row's two speeds apart
         each = [{k: r[k] for k in _PER_PROCESS if k in r} for r in group]
         if any(each):
             merged["process_diagnostics"] = each

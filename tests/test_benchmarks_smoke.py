@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -68,6 +69,23 @@ def test_rows_of_several_processes_merge_with_their_spread():
     assert xf_row["process_median_s"] == [1.0, 3.0, 2.0]
     assert xf_row["ratio_jax_each"] == [0.5, 1.5, 0.5] and xf_row["ratio_jax"] == 1.0
     assert merge_processes([dict(base, system="jax", median_s=1.0)])[0].get("spread") is None
+
+
+def test_rows_carry_the_machines_speed_beside_their_timing():
+    """Issue #37: the VM runs fixed code at two speeds for seconds at a time, every
+    system's; each CPU row records a fixed probe's CPU ms just before and after its timing
+    (benchmarks/machine_speed.py), kept per process when processes merge."""
+    from benchmarks import harness
+    from benchmarks.report import merge_processes
+    row = dict(workload="w", task="t", params={}, status="ok", scale=1.0, limit="jax")
+    row, _ = harness._timed(harness.Context(repeats=3, target=1e-4, budget=0.05), "numpy",
+                            lambda x: x + 1.0, (np.ones(8),), None, dict(row, system="numpy"))
+    machine = row["machine"]
+    assert set(machine) == {"before", "after"}, machine
+    assert all(set(p) == {"exp_ms", "mm_ms"} and min(p.values()) > 0 for p in machine.values())
+    rows = [dict(row, process=k, median_s=t) for k, t in enumerate((1.0, 2.0))]
+    each = merge_processes(rows)[0]["process_diagnostics"]
+    assert [d["machine"] for d in each] == [machine, machine]
 
 
 def _errors_under_budget(tmp_path, only, budget):

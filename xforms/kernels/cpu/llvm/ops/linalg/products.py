@@ -148,6 +148,9 @@ def _product(mod, spec, acc, xd, yd):
         # untransposed nest on the copy, which packs nothing
         spec = Spec(spec.eqn, spec.ty, spec.batch, spec.m, spec.k, spec.n, spec.xl, "n")
         yd = mod.transposed[y]
+    elif (y in getattr(mod, "aligned", {}) and spec.yl == "n" and nest_takes(spec)
+          and yd == mod.arrays[y][0]):      # (not a copy `_copies` made)
+        yd = mod.aligned[y]         # (B on a 64-byte line: invariants.py `Aligned`)
     if acc is not None:
         _accumulate(mod, spec, acc, xd, yd)
         return
