@@ -263,7 +263,7 @@ def _plant(cache, marker, user=None):
 
 
 @pytest.mark.parametrize("who", ["others", "second user"])
-def test_planted_pickle_is_not_loaded(tmp_path, who, request):
+def test_planted_pickle_is_not_loaded(tmp_path, who, request, healthy_cache):
     """Another user who can write into the cache plants a pickle in Numba's index: xforms
     refuses the cache with one warning, loads nothing from it, and computes right."""
     if who == "second user":
@@ -274,7 +274,7 @@ def test_planted_pickle_is_not_loaded(tmp_path, who, request):
         base = str(tmp_path)
     try:
         cache = os.path.join(base, "shared", "xforms")
-        paths, _ = _sync_child(tmp_path, cache)             # a valid cache, then planted
+        paths = _copy_cache(healthy_cache, cache)           # a valid cache, then planted
         assert all(p.startswith(cache) for p in paths)
         marker = os.path.join(base, "planted_code_ran")
         if who == "others":
@@ -379,6 +379,7 @@ def healthy_cache(tmp_path_factory):
 def _copy_cache(healthy_cache, dst):
     """A copy of the healthy cache at `dst`; -> its kernel module paths there."""
     src, paths = healthy_cache
+    os.makedirs(os.path.dirname(dst), mode=0o700, exist_ok=True)   # (as xforms makes them)
     shutil.copytree(src, dst, symlinks=True)
     return [str(dst) + p[len(str(src)):] for p in paths]
 
