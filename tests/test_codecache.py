@@ -263,7 +263,7 @@ def _plant(cache, marker, user=None):
 
 
 @pytest.mark.parametrize("who", ["others", "second user"])
-def test_planted_pickle_is_not_loaded(tmp_path, who, request):
+def test_planted_pickle_is_not_loaded(tmp_path, who, request, healthy_cache):
     """Another user who can write into the cache plants a pickle in Numba's index: xforms
     refuses the cache with one warning, loads nothing from it, and computes right."""
     if who == "second user":
@@ -274,7 +274,7 @@ def test_planted_pickle_is_not_loaded(tmp_path, who, request):
         base = str(tmp_path)
     try:
         cache = os.path.join(base, "shared", "xforms")
-        paths, _ = _sync_child(tmp_path, cache)             # a valid cache, then planted
+        paths = _copy_cache(healthy_cache, cache)           # a valid cache, then planted
         assert all(p.startswith(cache) for p in paths)
         marker = os.path.join(base, "planted_code_ran")
         if who == "others":
@@ -346,14 +346,52 @@ def _damage(kind, module):
         open(numba_dir, "w").close()
 
 
+@pytest.fixture(scope="module")
+def healthy_cache(tmp_path_factory):
+    """(folder, kernel module paths) of a cache SYNC_CHILD filled: made by one process for
+    the module, copied (times kept: Numba's index checks the module's mtime and size) by the
+    tests that damage one, instead of a child process each to fill it."""
+    top = tmp_path_factory.mktemp("healthy")
+    cache = top / "cache"
+    paths, err = _sync_child(top, cache)
+    assert all(p.startswith(str(cache)) for p in paths) and not _warnings(err), err
+    # a copy loads both kernels without a compile, so the damage below hits entries Numba
+    # would load
+    probe = _copy_cache((cache, paths), top / "probe")
+    (top / "p").mkdir()
+    script = top / "p" / "sync_child.py"     # (its name is in the kernels' text and hash)
+    script.write_text(SYNC_CHILD + textwrap.dedent("""
+        st = [e.kernel.stats for e in cpu._exes.values()]
+        print("HITS", sum(sum(s.cache_hits.values()) for s in st),
+              sum(sum(s.cache_misses.values()) for s in st))
+    """))
+    env = dict(os.environ, XFORMS_CACHE_DIR=str(top / "probe"), PYTHONPATH=ROOT, **_NUMBA)
+    env.pop("XFORMS_DISABLE_CACHE", None)
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert next(ln for ln in lines if ln.startswith("PATHS")).split()[1:] == probe
+    assert next(ln for ln in lines if ln.startswith("HITS")).split()[1:] == ["2", "0"], r.stdout
+    return cache, paths
+
+
+def _copy_cache(healthy_cache, dst):
+    """A copy of the healthy cache at `dst`; -> its kernel module paths there."""
+    src, paths = healthy_cache
+    os.makedirs(os.path.dirname(dst), mode=0o700, exist_ok=True)   # (as xforms makes them)
+    shutil.copytree(src, dst, symlinks=True)
+    return [str(dst) + p[len(str(src)):] for p in paths]
+
+
 @pytest.mark.parametrize("kind", ["module not utf-8", "module is a folder",
                                   "index is a folder", "index damaged after its version",
                                   "code truncated", "__pycache__ is a file"])
-def test_damaged_entries_are_replaced(tmp_path, kind):
+def test_damaged_entries_are_replaced(tmp_path, kind, healthy_cache):
     """Each kind of damage: the next process computes right and replaces the entry, so the
     one after it finds a healthy cache (no warning, the same files)."""
     cache = tmp_path / "cache"
-    paths, _ = _sync_child(tmp_path, cache)
+    paths = _copy_cache(healthy_cache, cache)
     good = {}
     for p in paths:
         with open(p, "rb") as f:

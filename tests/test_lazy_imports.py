@@ -10,34 +10,47 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHED = ("scipy.special", "scipy.fft", "rocket_fft", "numpy.f2py")
 
 
-def _modules_after(code):
-    """The watched modules loaded after running `code` in a fresh interpreter."""
-    probe = (f"{code}\nimport json, sys\n"
-             f"print(json.dumps([m for m in {WATCHED!r} if m in sys.modules]))")
+def _modules_after(*steps):
+    """The watched modules loaded after each of `steps` (code run one after the other in
+    one fresh interpreter): a list per step."""
+    show = f"print(json.dumps([m for m in {WATCHED!r} if m in sys.modules]))"
+    probe = "\n".join(["import json, sys"] + [f"{code}\n{show}" for code in steps])
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=ROOT, check=True,
                          capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return [json.loads(ln) for ln in out.stdout.strip().splitlines()[-len(steps):]]
 
 
-def test_import_xforms_leaves_scipy_special_unimported():
-    assert _modules_after("import xforms, xforms.numpy, xforms.scipy.special") == []
+# the three steps in one interpreter, each step's modules read after the steps before it
+# (one start of Python and xforms instead of three; each step only adds imports)
+_STEPS = ("import xforms, xforms.numpy, xforms.scipy.special",
+          "import xforms.kernels, xforms.kernels.runtime.cpu_runtime",
+          "import numpy as np, xforms.scipy.special as xsp\n"
+          "assert abs(float(xsp.gammaln(np.float64(4.0))) - np.log(6)) < 1e-12")
 
 
-def test_import_kernels_leaves_fft_runtime_unimported():
-    loaded = _modules_after("import xforms, xforms.kernels, xforms.kernels.runtime.cpu_runtime")
+@pytest.fixture(scope="module")
+def loaded_after_steps():
+    return _modules_after(*_STEPS)
+
+
+def test_import_xforms_leaves_scipy_special_unimported(loaded_after_steps):
+    assert loaded_after_steps[0] == []
+
+
+def test_import_kernels_leaves_fft_runtime_unimported(loaded_after_steps):
+    loaded = loaded_after_steps[1]
     assert "rocket_fft" not in loaded and "scipy.special" not in loaded, loaded
 
 
-def test_first_eager_special_call_imports_scipy_special():
-    loaded = _modules_after("import numpy as np, xforms.scipy.special as xsp\n"
-                            "assert abs(float(xsp.gammaln(np.float64(4.0))) - np.log(6)) < 1e-12")
-    assert "scipy.special" in loaded
+def test_first_eager_special_call_imports_scipy_special(loaded_after_steps):
+    assert "scipy.special" in loaded_after_steps[2]
 
 
 def test_lazy_special_impls_match_scipy():
