@@ -201,7 +201,7 @@ class Builder:
             with set_current_trace(eval_trace):
                 vals = impl_rules[eqn.prim](*invals, **eqn.params)
             for o, val, v in zip(outs, vals, eqn.outvars):
-                o._v = fix_dtype(val, v.aval)
+                o._v = fix_dtype(val, v.aval, invals)
                 self._pending.pop(v, None)
         return tracer._v
 

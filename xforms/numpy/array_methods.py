@@ -65,13 +65,17 @@ def _array_getitem(self, idx):
     if isinstance(out, np.generic):
         # a jax.Array's element is a 0-d Array (its operators are JAX's: `a[0] % 2.0`,
         # `i[0] // 0`), in a buffer of its own (a view would keep all of `self` alive)
-        out = np.array(out).view(Array)
-    # (a slice is a view of a read-only Array, read-only already; an index array's result
-    # is a new Array, and like every Array read-only)
-    core.read_only(out)
+        out = np.array(out)
+        _SET_FLAGS(out, False)            # (the owner first: its view is read-only too)
+        out = out.view(Array)
+    else:
+        # (a slice views a read-only Array's read-only memory; an index array's result is a
+        # new Array viewing a new ndarray: both read-only, as every Array's chain is)
+        core.read_only(out)
     return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
+_SET_FLAGS = np.ndarray.setflags
 Array.__getitem__ = _array_getitem
 
 
