@@ -20,6 +20,7 @@ from . import ir, memo, pass_counts, source_info  # noqa: F401
 from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
 from .eager.frozen import freeze_bases, owned
+from .eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
 from .eager.plans import GENERATE_AFTER, Plan, generate, interpret, run_steps  # noqa: F401
 from .. import config
 from .avals import (DEVICE_ARRAY_TYPES, SUPPORTED_DTYPES, ShapedArray, aval_of_value,  # noqa: F401
@@ -233,8 +234,13 @@ class EvalTrace:
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         # the impls get plain arrays: NumPy runs an Array (a subclass with its own
         # __array_ufunc__, xforms/numpy/numpy_ufuncs.py) through Python; the results become Arrays
-        outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
-                                  for v in vals], **params)
+        # (silently: NumPy's floating-point warnings off, as XLA's are: eager/quiet.py)
+        token = quiet_enter(QUIET)
+        try:
+            outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
+                                      for v in vals], **params)
+        finally:
+            quiet_leave(token)
         outs = [fix_dtype(o, a, vals) for o, a in zip(outs, out_avals, strict=True)]
         if config.float_checks:                    # xf.debug_nans / debug_infs
             check_floats(outs, prim.name)
@@ -449,12 +455,16 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
         if plan.calls > GENERATE_AFTER:    # run again and again: worth generated code
             plan.run = generate(plan)
     given, (consts, args) = args, (_unwrapped(consts), _unwrapped(args))
-    if checked:
-        vals = interpret(plan, consts, args, jaxpr.eqns)
-    elif plan.run is not None:
-        vals = plan.run(*consts, *args)
-    else:
-        vals = run_steps(plan, consts, args)
+    token = quiet_enter(QUIET)              # (NumPy's warnings off: eager/quiet.py)
+    try:
+        if checked:
+            vals = interpret(plan, consts, args, jaxpr.eqns)
+        elif plan.run is not None:
+            vals = plan.run(*consts, *args)
+        else:
+            vals = run_steps(plan, consts, args)
+    finally:
+        quiet_leave(token)
     if n_wrapped is None:
         return [fix_dtype(v, o[2], given) for v, o in zip(vals, plan.outs)]
     outs = plan.outs

@@ -7,8 +7,9 @@ views with Arrays back (no round trip through `__array_ufunc__`).
 import numpy as np
 
 from ..core import trace as core
+from ..core.eager.quiet import silently
 from ..core.trace import Array, Tracer
-from . import creation, indexing, searching, ufuncs
+from . import creation, indexing, reductions, searching, ufuncs
 from .numpy_ufuncs import wrap
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
@@ -85,16 +86,24 @@ def _uint64_arrays(idx):
     return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
+_COUNTING = ("mean", "std", "var")     # (NumPy's own RuntimeWarnings: a count of 0 or <= ddof)
+
+
 def _plain_method(name, out_at):
     """ndarray's method `name` run on an eager Array's plain view: NumPy's own result, without
     the round trip through __array_ufunc__ its ufunc calls would take (x.sum(): one
     reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
     method = getattr(np.ndarray, name)
+    counts = name in _COUNTING
 
     def plain(self, *args, **kwargs):
         if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
             return method(self, *args, **kwargs)
-        return wrap(method(_VIEW(self, _ND), *args, **kwargs))
+        if counts and (self.size == 0 or len(args) > 3 or "ddof" in kwargs
+                       or "correction" in kwargs):
+            # (an empty mean, ddof beyond the count: NumPy warns, JAX's NaN is silent)
+            return getattr(reductions, name)(self, *args, **kwargs)
+        return wrap(silently(method, _VIEW(self, _ND), *args, **kwargs))
     plain.__name__ = plain.__qualname__ = name
     plain.__doc__ = method.__doc__
     return plain

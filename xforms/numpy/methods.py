@@ -15,6 +15,7 @@ from . import creation, indexing, linalg_ops, reductions, ufuncs
 from . import bitwise_ops, cumulative, mask_select, mathfuncs, matrices, sorting
 from . import manipulation as shape
 from ..core.eager import kernels as eager_kernels
+from ..core.eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
 from ..primitives.complex_arith import division as complex_division
 from ..primitives.complex_arith import power as complex_power
 from ..primitives.elementwise import arithmetic, powers
@@ -358,6 +359,7 @@ def _array_operator(name, fn):
     np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
     xnp_plan, lo, hi = _XNP, _INT64_MIN, _INT64_MAX   # (closure cells: read faster than globals)
     view, nd, array, set_flags = np.ndarray.view, np.ndarray, Array, np.ndarray.setflags
+    enter, leave, quiet = quiet_enter, quiet_leave, QUIET
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -373,6 +375,7 @@ def _array_operator(name, fn):
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype, key)
             if plan is not xnp_plan:
                 np_fn, cast = plan
+                token = enter(quiet)     # (NumPy's warnings off, as JAX's: eager/quiet.py)
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path; plain()
                         # inlined: its two calls cost what the int range test above does)
@@ -385,6 +388,8 @@ def _array_operator(name, fn):
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
+                finally:
+                    leave(token)
         # (both operands are concrete here -- a traced one makes key False --: evaluated
         # now, as NumPy's operator would be, not staged into a trace that may be current)
         with core.set_current_trace(core.eval_trace):
