@@ -374,8 +374,10 @@ def _array_operator(name, fn):
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype, key)
             if plan is not xnp_plan:
-                np_fn, cast = plan
-                token = enter(quiet)     # (NumPy's warnings off, as JAX's: eager/quiet.py)
+                np_fn, cast, loud = plan
+                # (NumPy's warnings off, as JAX's: eager/quiet.py; only where NumPy may
+                # warn -- float arithmetic, quotients --, 0.2 us)
+                token = enter(quiet) if loud else None
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path; plain()
                         # inlined: its two calls cost what the int range test above does)
@@ -389,7 +391,8 @@ def _array_operator(name, fn):
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
                 finally:
-                    leave(token)
+                    if token is not None:
+                        leave(token)
         # (both operands are concrete here -- a traced one makes key False --: evaluated
         # now, as NumPy's operator would be, not staged into a trace that may be current)
         with core.set_current_trace(core.eval_trace):
@@ -403,10 +406,27 @@ def _planned(name, base, fn, dtype, key):
     plan = _operator_plan(name, base, fn, dtype, key)
     if plan is _XNP:
         return _XNP
+    loud = _may_warn(name, dtype, key)
     if plan[0] is _MASKED:    # (jax's select where a bool array masks, by np.where)
-        return mask_select.operator(name, fn, *plan[1:]), None
+        return mask_select.operator(name, fn, *plan[1:]), None, loud
     cast = None if plan is _NUMPY else plan
-    return _numpy_function(name, base, dtype, key, cast), cast
+    return _numpy_function(name, base, dtype, key, cast), cast, loud
+
+
+def _may_warn(name, dtype, key):
+    """May NumPy's operator `name` warn (RuntimeWarning) for these operands: a quotient or
+    power, or arithmetic on floats (overflow, inf - inf); never a comparison or a bitwise
+    operator, nor integer sums and products (NumPy's arrays wrap silently)."""
+    if name in _COMPARISONS or name.strip("_").lstrip("r") in _BIT_NAMES:
+        return False
+    if name.strip("_").lstrip("r") in ("truediv", "floordiv", "mod", "pow"):
+        return True
+    kind = key.kind if isinstance(key, np.dtype) else (
+        "f" if key is float or key is complex else "i")
+    return dtype.kind in "fc" or kind in "fc"
+
+
+_BIT_NAMES = ("and", "or", "xor", "lshift", "shift")     # (names without "__" and "r")
 
 
 def _cast_apply(np_op, x, y, plan):
