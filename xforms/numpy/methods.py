@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from .. import config
 from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, linalg_ops, reductions, ufuncs
@@ -368,8 +369,10 @@ def _array_operator(name, fn):
         if key is False:
             refuse_sequence_operand(name, x, y)
             return np_op(x, y)
-        if key is not None and not x.weak_type and not (t is int and (
-                not lo <= y <= hi or compares and _wraps(y, x.dtype))):
+        # (config.trace_options: strict dtype promotion, rank promotion "raise"/"warn" or a
+        # matmul precision set: the xnp function, which checks them as JAX does)
+        if key is not None and not x.weak_type and not config.trace_options and not (
+                t is int and (not lo <= y <= hi or compares and _wraps(y, x.dtype))):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype, key)
