@@ -68,6 +68,21 @@ def test_nothing_writable_is_reachable_from_an_eager_result(name):
         b = b.base
 
 
+@xf.custom_jvp
+def _jvp_identity(x):
+    return x
+
+
+_jvp_identity.defjvp(lambda p, t: (p[0], t[0]))
+
+
+@xf.custom_vjp
+def _vjp_identity(x):
+    return x
+
+
+_vjp_identity.defvjp(lambda x: (x, None), lambda res, ct: (ct,))
+
 VIEWING_OPS = {
     "reshape": lambda a: xnp.reshape(a, (2, 4)), "ravel": xnp.ravel, "transpose": xnp.transpose,
     "squeeze": lambda a: xnp.squeeze(a[None]), "expand_dims": lambda a: xnp.expand_dims(a, 0),
@@ -77,6 +92,8 @@ VIEWING_OPS = {
     "np.atleast_1d": lambda a: np.atleast_1d(a, X)[0],
     "np.broadcast_arrays": lambda a: np.broadcast_arrays(a, X)[0],
     "jit_identity": xf.jit(lambda t: t), "asarray": xnp.asarray,
+    "custom_jvp": _jvp_identity, "custom_vjp": _vjp_identity,
+    "checkpoint": xf.checkpoint(lambda t: t), "checkpoint_view": xf.checkpoint(lambda t: t[1:]),
 }
 
 
