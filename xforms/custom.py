@@ -219,8 +219,8 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function "
                                  f"{describe_function(self.fun)} using defjvp.")
         args = _resolve_args(self.fun, args, kwargs)
-        if core.current_trace() is core.eval_trace:
-            return self.fun(*args)
+        if core.current_trace() is core.eval_trace:     # (Arrays, never the user's memory)
+            return tree_map(_eager_array, self.fun(*args))
         return _bind_custom_jvp(self, args)
 
 
@@ -312,8 +312,8 @@ class custom_vjp:
             raise AttributeError(f"No VJP defined for custom_vjp function "
                                  f"{describe_function(self.fun)} using defvjp.")
         args = _resolve_args(self.fun, args, kwargs)
-        if core.current_trace() is core.eval_trace:
-            return self.fun(*args)
+        if core.current_trace() is core.eval_trace:     # (Arrays, never the user's memory)
+            return tree_map(_eager_array, self.fun(*args))
         return _bind_custom_vjp(self, args)
 
 
@@ -546,7 +546,8 @@ remat = checkpoint
 def _eager_array(v):
     if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)) and \
             not isinstance(v, core.Array):
-        return core.as_array(core.canonical_value(v))
+        # (a user's NumPy array is copied, never frozen nor shared: JAX's is a new array)
+        return core.owned_array(np.asarray(core.canonical_value(v)), [v])
     return v
 
 

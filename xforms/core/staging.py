@@ -15,6 +15,7 @@ from . import pass_counts, source_info
 from .avals import SUPPORTED_DTYPES, aval_of_value
 from ..errors import ConcretizationError, UnexpectedTracerError
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from .eager.quiet import silently
 from .trace import (abstract_eval, Array, canonical_value, eval_trace, fix_dtype, impl_rules,
                     OK_DTYPES, PENDING, set_current_trace, _state, Tracer)
 
@@ -199,9 +200,9 @@ class Builder:
             eqn = self.eqns[k]
             invals = [self._known_val(a, v) for a, v in zip(args, eqn.invars)]
             with set_current_trace(eval_trace):
-                vals = impl_rules[eqn.prim](*invals, **eqn.params)
+                vals = silently(impl_rules[eqn.prim], *invals, **eqn.params)
             for o, val, v in zip(outs, vals, eqn.outvars):
-                o._v = fix_dtype(val, v.aval)
+                o._v = fix_dtype(val, v.aval, invals)
                 self._pending.pop(v, None)
         return tracer._v
 

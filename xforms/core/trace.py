@@ -19,6 +19,8 @@ import numpy as np
 from . import ir, memo, pass_counts, source_info  # noqa: F401
 from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
+from .eager.frozen import freeze_bases, owned
+from .eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
 from .eager.plans import GENERATE_AFTER, Plan, generate, interpret, run_steps  # noqa: F401
 from .. import config
 from .avals import (DEVICE_ARRAY_TYPES, SUPPORTED_DTYPES, ShapedArray, aval_of_value,  # noqa: F401
@@ -107,14 +109,23 @@ _set_flags = np.ndarray.setflags
 
 
 def read_only(x):
-    """`x` (an ndarray) made read-only in place, returned: what every `Array` constructor
-    does, so that `np.asarray(xnp.arange(4.)[1:3])[:] = -1` raises ValueError as in JAX
+    """`x` (an ndarray) and every array its `.base` chain reaches (the evaluator's own
+    memory: core/eager/frozen.py) made read-only in place, returned: what every `Array`
+    constructor does, so that `np.asarray(xnp.arange(4.)[1:3])[:] = -1` raises ValueError as in JAX
     instead of writing through a view (an eager slice shares its operand's memory).  The
     memory stays the program's: a view of a writable buffer may be read-only while the
     buffer is not, so a kernel may write a pooled buffer that a caller's view reads.
 
         >>> read_only(np.zeros(2)).flags.writeable        # False"""
     _set_flags(x, False)        # (write=False: positional, 150 ns less than the keyword)
+    b = x.base                  # (what x views: read-only too, #31)
+    if b is None or type(b) is Array:
+        return x
+    if type(b) is np.ndarray and b.base is None:   # (the usual chain: one owner)
+        if b.flags.writeable:
+            _set_flags(b, False)
+        return x
+    freeze_bases(b, Array)
     return x
 
 
@@ -223,24 +234,54 @@ class EvalTrace:
         out_avals = abstract_eval(prim, [aval_of_value(v) for v in vals], params)
         # the impls get plain arrays: NumPy runs an Array (a subclass with its own
         # __array_ufunc__, xforms/numpy/arrays/numpy_ufuncs.py) through Python; the results
-        # become Arrays
-        outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
-                                  for v in vals], **params)
-        outs = [fix_dtype(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        # become Arrays (silently: NumPy's floating-point warnings off, as XLA's are:
+        # eager/quiet.py)
+        token = quiet_enter(QUIET)
+        try:
+            outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
+                                      for v in vals], **params)
+        finally:
+            quiet_leave(token)
+        outs = [fix_dtype(o, a, vals) for o, a in zip(outs, out_avals, strict=True)]
         if config.float_checks:                    # xf.debug_nans / debug_infs
             check_floats(outs, prim.name)
         return outs
 
 
-def fix_dtype(x, aval):
+def fix_dtype(x, aval, inputs=()):
+    """An implementation's result `x` as a read-only Array of `aval`'s dtype and weak type,
+    with nothing writable on its `.base` chain (a copy where that chain reaches one of the
+    user's `inputs`: frozen.owned)."""
     x = np.asarray(x)
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
+    if x.base is not None:      # (a view: of an operand, or of the impl's own buffer)
+        x = owned(x, inputs, Array)
+    else:
+        for v in inputs:        # (an operand itself: a user's array, never frozen)
+            if v is x:
+                x = x.copy()
+                break
+    _set_flags(x, False)        # (the array first, then the view: both read-only; inline)
     x = x.view(Array)
-    _set_flags(x, False)        # (read_only, inline: every eager operation's result)
     if aval.weak_type:
         x.weak_type = True
     return x
+
+
+def owned_array(x, inputs=()):
+    """A plain ndarray `x` as a read-only Array that nothing can write: a copy where `x` is,
+    or views, one of the user's `inputs` (frozen.owned; JAX's result never shares a NumPy
+    operand's memory), else `x`'s own chain made read-only.
+
+        >>> a = np.arange(2.); owned_array(a, [a]) is a, a.flags.writeable   # (False, True)
+    """
+    if x.base is not None:
+        x = owned(x, inputs, Array)
+    elif any(v is x for v in inputs):
+        x = x.copy()
+    _set_flags(x, False)
+    return x.view(Array)
 
 
 eval_trace = EvalTrace()
@@ -414,17 +455,21 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
         plan.calls += 1
         if plan.calls > GENERATE_AFTER:    # run again and again: worth generated code
             plan.run = generate(plan)
-    consts, args = _unwrapped(consts), _unwrapped(args)
-    if checked:
-        vals = interpret(plan, consts, args, jaxpr.eqns)
-    elif plan.run is not None:
-        vals = plan.run(*consts, *args)
-    else:
-        vals = run_steps(plan, consts, args)
+    given, (consts, args) = args, (_unwrapped(consts), _unwrapped(args))
+    token = quiet_enter(QUIET)              # (NumPy's warnings off: eager/quiet.py)
+    try:
+        if checked:
+            vals = interpret(plan, consts, args, jaxpr.eqns)
+        elif plan.run is not None:
+            vals = plan.run(*consts, *args)
+        else:
+            vals = run_steps(plan, consts, args)
+    finally:
+        quiet_leave(token)
     if n_wrapped is None:
-        return [fix_dtype(v, o[2]) for v, o in zip(vals, plan.outs)]
+        return [fix_dtype(v, o[2], given) for v, o in zip(vals, plan.outs)]
     outs = plan.outs
-    return ([fix_dtype(v, o[2]) for v, o in zip(vals[:n_wrapped], outs)]
+    return ([fix_dtype(v, o[2], given) for v, o in zip(vals[:n_wrapped], outs)]
             + [_plain(v, o[2]) for v, o in zip(vals[n_wrapped:], outs[n_wrapped:])])
 
 

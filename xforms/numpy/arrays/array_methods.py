@@ -7,6 +7,7 @@ views with Arrays back (no round trip through `__array_ufunc__`).
 import numpy as np
 
 from ...core import trace as core
+from ...core.eager.quiet import silently
 from ...core.trace import Array, Tracer
 from ..creation import constructors as creation
 from ..elementwise import ufuncs
@@ -67,13 +68,17 @@ def _array_getitem(self, idx):
     if isinstance(out, np.generic):
         # a jax.Array's element is a 0-d Array (its operators are JAX's: `a[0] % 2.0`,
         # `i[0] // 0`), in a buffer of its own (a view would keep all of `self` alive)
-        out = np.array(out).view(Array)
-    # (a slice is a view of a read-only Array, read-only already; an index array's result
-    # is a new Array, and like every Array read-only)
-    core.read_only(out)
+        out = np.array(out)
+        _SET_FLAGS(out, False)            # (the owner first: its view is read-only too)
+        out = out.view(Array)
+    else:
+        # (a slice views a read-only Array's read-only memory; an index array's result is a
+        # new Array viewing a new ndarray: both read-only, as every Array's chain is)
+        core.read_only(out)
     return core.as_weak(out) if self.weak_type else out   # a part of a weak array is weak
 
 
+_SET_FLAGS = np.ndarray.setflags
 Array.__getitem__ = _array_getitem
 
 
@@ -83,16 +88,24 @@ def _uint64_arrays(idx):
     return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
+_COUNTING = ("mean", "std", "var")     # (NumPy's own RuntimeWarnings: a count of 0 or <= ddof)
+
+
 def _plain_method(name, out_at):
     """ndarray's method `name` run on an eager Array's plain view: NumPy's own result, without
     the round trip through __array_ufunc__ its ufunc calls would take (x.sum(): one
     reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
     method = getattr(np.ndarray, name)
+    counts = name in _COUNTING
 
     def plain(self, *args, **kwargs):
         if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
             return method(self, *args, **kwargs)
-        return wrap(method(_VIEW(self, _ND), *args, **kwargs))
+        if counts and (self.size == 0 or len(args) > 3 or "ddof" in kwargs
+                       or "correction" in kwargs):
+            # (an empty mean, ddof beyond the count: NumPy warns, JAX's NaN is silent)
+            return getattr(reductions, name)(self, *args, **kwargs)
+        return wrap(silently(method, _VIEW(self, _ND), *args, **kwargs))
     plain.__name__ = plain.__qualname__ = name
     plain.__doc__ = method.__doc__
     return plain

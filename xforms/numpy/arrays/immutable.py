@@ -67,7 +67,19 @@ def _numpy_function(self, func, types, args, kwargs):
     if kwargs:
         kwargs = {k: plain(v) for k, v in kwargs.items()}
     out = func(*args, **kwargs)
-    return wrap(out)
+    return wrap(out, _leaves(args, kwargs))
+
+
+def _leaves(args, kwargs):
+    """The ndarrays among NumPy's operands (in lists and tuples too): a result may view
+    one of them, which `wrap` then copies rather than freeze (a user's array)."""
+    out = []
+    for a in (*args, *kwargs.values()):
+        if type(a) in _SEQUENCES:
+            out.extend(e for e in a if isinstance(e, _ND))
+        elif isinstance(a, _ND):
+            out.append(a)
+    return out
 
 
 _SEQUENCES = (list, tuple)

@@ -9,6 +9,7 @@ import inspect
 
 import numpy as np
 
+from ... import config
 from ...core import trace as core
 from ...core.trace import Array, Tracer
 from .. import sorting
@@ -20,6 +21,7 @@ from ..reductions import aggregates as reductions, cumulative
 from . import mask_select
 from ..manipulation import shapes as shape
 from ...core.eager import kernels as eager_kernels
+from ...core.eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
 from ...primitives.complex_arith import division as complex_division
 from ...primitives.complex_arith import power as complex_power
 from ...primitives.elementwise import arithmetic, powers
@@ -363,6 +365,7 @@ def _array_operator(name, fn):
     np_op = _jax_zero_signs(name, base) if name in _FLOAT_EDGES else base
     xnp_plan, lo, hi = _XNP, _INT64_MIN, _INT64_MAX   # (closure cells: read faster than globals)
     view, nd, array, set_flags = np.ndarray.view, np.ndarray, Array, np.ndarray.setflags
+    enter, leave, quiet = quiet_enter, quiet_leave, QUIET
     compares = name in _COMPARISONS
 
     def op(x, y):
@@ -371,13 +374,18 @@ def _array_operator(name, fn):
         if key is False:
             refuse_sequence_operand(name, x, y)
             return np_op(x, y)
-        if key is not None and not x.weak_type and not (t is int and (
-                not lo <= y <= hi or compares and _wraps(y, x.dtype))):
+        # (config.trace_options: strict dtype promotion, rank promotion "raise"/"warn" or a
+        # matmul precision set: the xnp function, which checks them as JAX does)
+        if key is not None and not x.weak_type and not config.trace_options and not (
+                t is int and (not lo <= y <= hi or compares and _wraps(y, x.dtype))):
             plan = plans.get(x.dtype, _NONE).get(key)
             if plan is None:
                 plan = plans.setdefault(x.dtype, {})[key] = _planned(name, base, fn, x.dtype, key)
             if plan is not xnp_plan:
-                np_fn, cast = plan
+                np_fn, cast, loud = plan
+                # (NumPy's warnings off, as JAX's: eager/quiet.py; only where NumPy may
+                # warn -- float arithmetic, quotients --, 0.2 us)
+                token = enter(quiet) if loud else None
                 try:
                     if cast is None:     # (on plain views: NumPy's fastest path; plain()
                         # inlined: its two calls cost what the int range test above does)
@@ -390,6 +398,9 @@ def _array_operator(name, fn):
                     return _cast_apply(np_fn, x, y, cast)
                 except OverflowError:    # NumPy refuses uint8_array + 300; JAX wraps
                     pass
+                finally:
+                    if token is not None:
+                        leave(token)
         # (both operands are concrete here -- a traced one makes key False --: evaluated
         # now, as NumPy's operator would be, not staged into a trace that may be current)
         with core.set_current_trace(core.eval_trace):
@@ -403,10 +414,27 @@ def _planned(name, base, fn, dtype, key):
     plan = _operator_plan(name, base, fn, dtype, key)
     if plan is _XNP:
         return _XNP
+    loud = _may_warn(name, dtype, key)
     if plan[0] is _MASKED:    # (jax's select where a bool array masks, by np.where)
-        return mask_select.operator(name, fn, *plan[1:]), None
+        return mask_select.operator(name, fn, *plan[1:]), None, loud
     cast = None if plan is _NUMPY else plan
-    return _numpy_function(name, base, dtype, key, cast), cast
+    return _numpy_function(name, base, dtype, key, cast), cast, loud
+
+
+def _may_warn(name, dtype, key):
+    """May NumPy's operator `name` warn (RuntimeWarning) for these operands: a quotient or
+    power, or arithmetic on floats (overflow, inf - inf); never a comparison or a bitwise
+    operator, nor integer sums and products (NumPy's arrays wrap silently)."""
+    if name in _COMPARISONS or name.strip("_").lstrip("r") in _BIT_NAMES:
+        return False
+    if name.strip("_").lstrip("r") in ("truediv", "floordiv", "mod", "pow"):
+        return True
+    kind = key.kind if isinstance(key, np.dtype) else (
+        "f" if key is float or key is complex else "i")
+    return dtype.kind in "fc" or kind in "fc"
+
+
+_BIT_NAMES = ("and", "or", "xor", "lshift", "shift")     # (names without "__" and "r")
 
 
 def _cast_apply(np_op, x, y, plan):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core import source_info
 from ...core import trace as core
+from ...core.eager.frozen import owned
 from ...core.trace import Array, Tracer
 from ...primitives.operands import locate_errors
 from ..elementwise import bitwise_ops, mathfuncs, ufuncs
@@ -94,6 +95,7 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 _ND, _VIEW, _SET_FLAGS = np.ndarray, np.ndarray.view, np.ndarray.setflags
+_OWNED = owned
 # ufunc -> (the Array operator for (array, scalar), the one for (scalar, array))
 _UFUNC_OPERATORS = {
     "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
@@ -128,13 +130,21 @@ def _scalar_operator(ufunc_name, a, b):
         return fn(a, b)
 
 
-def wrap(out):
-    """A NumPy result as an Array (see as_arrays), the plain-array case inline."""
+def wrap(out, inputs=()):
+    """A NumPy result as an Array (see as_arrays), the plain-array case inline; one that
+    views the user's `inputs` (NumPy's operands) a copy, as JAX's result is."""
     if type(out) is not _ND:
-        return as_arrays(out)
-    out = _VIEW(out, Array)
+        return as_arrays(out, inputs)
+    if out.base is not None:    # (a view: frozen.owned, as for a primitive's result)
+        out = _OWNED(out, inputs, Array)
+    else:
+        for v in inputs:        # (an operand itself: a user's array, never frozen)
+            if v is out:
+                out = out.copy()
+                break
     _SET_FLAGS(out, False)      # (core.read_only inline, write=False positional: every
-    return out                  # eager op's result; 70 ns where the keyword costs 220)
+    return _VIEW(out, Array)    # eager op's result; 70 ns where the keyword costs 220;
+    #                             the array first, then its view: both read-only, #31)
 
 
 def plain(v):
@@ -151,15 +161,15 @@ def plain(v):
     return v
 
 
-def as_arrays(out):
+def as_arrays(out, inputs=()):
     """NumPy's result as NumPy gives it for an ndarray subclass: arrays and scalars both
     as Arrays (a 0-d one for a scalar), in tuples and lists too."""
     if type(out) is np.ndarray:
-        return core.read_only(out.view(Array))
+        return wrap(out, inputs)
     if isinstance(out, np.generic):
         return core.read_only(np.asarray(out).view(Array))
     t = type(out)
-    return t(map(as_arrays, out)) if t is tuple or t is list else out
+    return t(as_arrays(o, inputs) for o in out) if t is tuple or t is list else out
 
 
 Array.__array_ufunc__ = _eager_array_ufunc

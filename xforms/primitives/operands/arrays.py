@@ -7,6 +7,7 @@ changes), a device array stays on its device.
 import numpy as np
 
 from ...core import trace as core
+from ...core.eager.quiet import silently
 from ...core.avals import SUPPORTED_DTYPES, canonicalize_dtype
 from ...core.trace import Tracer
 from .. import elementwise as ew
@@ -56,8 +57,8 @@ def asarray(a, dtype=None, copy=None):
 def new_array(arr, dtype=None):
     """`asarray` of a NumPy array the caller just made (no other reference to it: never
     copied).  >>> new_array(np.arange(3))        # Array([0, 1, 2])"""
-    if dtype is not None:
-        arr = arr.astype(dtype_arg(dtype))
+    if dtype is not None:       # (NaN to an integer: silently, as jax's cast; eager/quiet.py)
+        arr = silently(arr.astype, dtype_arg(dtype))
     if arr.dtype not in SUPPORTED_DTYPES:
         arr = arr.astype(canonicalize_dtype(arr.dtype))
     return wrap_result(arr)

@@ -28,12 +28,13 @@ def _list_error(name, err, args, kwargs):
 
 
 
-def wrap_result(x):
-    """Eager results are `core.Array`s (NumPy arrays with `.at`); tuples/lists elementwise."""
+def wrap_result(x, inputs=()):
+    """Eager results are `core.Array`s (NumPy arrays with `.at`); tuples/lists elementwise.
+    A plain ndarray that is or views one of `inputs` (the user's operands) is copied."""
     if type(x) is core.Array or isinstance(x, Tracer):
         return x
-    if isinstance(x, np.ndarray):
-        return core.read_only(x.view(core.Array))
+    if isinstance(x, np.ndarray):       # (may be, or view, a user's array: never frozen)
+        return core.owned_array(x, inputs)
     if isinstance(x, np.generic):
         return core.as_array(x)
     if isinstance(x, PYTHON_SCALARS):
@@ -42,7 +43,7 @@ def wrap_result(x):
             out.weak_type = True                 # a Python scalar stays weakly typed
         return out
     if type(x) in (tuple, list):
-        return type(x)(wrap_result(v) for v in x)
+        return type(x)(wrap_result(v, inputs) for v in x)
     return x
 
 
@@ -71,13 +72,25 @@ def locate_errors(fn):
     return wrapped
 
 
+def _leaves(args, kwargs):
+    """The ndarrays among a call's arguments (in lists and tuples too), Arrays left out
+    (read-only down their chains): what a plain result might view."""
+    out = []
+    for a in (*args, *kwargs.values()):
+        if type(a) in (list, tuple):
+            out.extend(e for e in a if isinstance(e, np.ndarray) and type(e) is not core.Array)
+        elif isinstance(a, np.ndarray) and type(a) is not core.Array:
+            out.append(a)
+    return out
+
+
 def returns_arrays(fn):
     """Decorate a public function: eager results are always `core.Array`s, and errors name
     the user's source line."""
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         try:
-            return wrap_result(fn(*args, **kwargs))
+            return wrap_result(fn(*args, **kwargs), _leaves(args, kwargs))
         except (TypeError, ValueError, IndexError) as e:
             locate_public_error(fn.__name__, e, args, kwargs)
             raise
