@@ -12,6 +12,7 @@ from ...core.trace import Array, Tracer
 from ..creation import constructors as creation
 from ..elementwise import ufuncs
 from ..indexing import searching, subscripts as indexing
+from ..reductions import aggregates as reductions
 from .numpy_ufuncs import wrap
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
