@@ -10,6 +10,7 @@ from ..core import trace as core
 from ..core.trace import Array, Tracer
 from . import creation, indexing, searching, ufuncs
 from .numpy_ufuncs import wrap
+from ..primitives.reductions import ordered
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
 
@@ -100,8 +101,22 @@ for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (a
     setattr(Array, _name, _plain_method(_name, 2))
 for _name in ("max", "min", "any", "all"):                                   # (axis, out)
     setattr(Array, _name, _plain_method(_name, 1))
-for _name in ("argmax", "argmin", "dot"):                                     # (..., out)
-    setattr(Array, _name, _plain_method(_name, 1))
+Array.dot = _plain_method("dot", 1)                                          # (..., out)
+
+
+def _arg_method(name):
+    """NumPy's argmax/argmin method, refusing complex values as JAX's does (NumPy orders
+    them lexicographically)."""
+    method = _plain_method(name, 1)                                          # (axis, out)
+
+    def arg(self, *args, **kwargs):
+        return method(ordered(name, self), *args, **kwargs)
+    arg.__name__ = arg.__qualname__ = name
+    arg.__doc__ = method.__doc__
+    return arg
+
+
+Array.argmax, Array.argmin = _arg_method("argmax"), _arg_method("argmin")
 Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
 Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
 Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)

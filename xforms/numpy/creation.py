@@ -100,6 +100,10 @@ def arange(start, stop=None, step=None, dtype=None):
             raise core.ConcretizationError(
                 "xnp.arange needs static (Python) bounds because its result shape depends on "
                 "them; pass them via static_argnums")
+    if any(v is not None and aval(v).dtype.kind == "c" for v in (start, stop, step)):
+        raise ValueError("arange: Passing complex start/stop/step to jnp.arange is no longer "
+                         "supported starting in JAX v0.10.0 (as in JAX: give real bounds, "
+                         "and dtype=complex for a complex result)")
     if dtype is None:       # JAX's result_type of the bounds: a float32 0-d bound stays float32
         dtype = promote_types(*((aval(v).dtype, aval(v).weak_type)
                                 for v in (start, stop, step) if v is not None))[0]
