@@ -192,3 +192,26 @@ def test_stats_laws_jax_takes_complex_still_answer():
                                [-0.49096313 - 0.25884761j, -0.40764599 - 0.15824945j], rtol=1e-7)
     np.testing.assert_allclose(stats.pareto.ppf(0.5, z),
                                [2.57718641 - 1.5961507j, 6.15391121 + 5.11169021j], rtol=1e-7)
+
+
+def test_owens_t_complex_derivatives_agree_with_its_values():
+    # found by the complex128 jvp2/hvp sweep: jax refuses owens_t's derivatives at complex
+    # operands (its rule calls erf of complex: TypeError) and xforms answered, through
+    # lax.sign(a)'s zero derivative, numbers that disagreed with the differences of its own
+    # values (jvp -0.0055 where they give -0.0041).  Its values are jax's.
+    import xforms.scipy.special as xs
+    h, a = np.array([0.5 + 0.3j, 1.2 - 0.4j]), np.array([0.7 + 0.2j, 0.3 + 0.5j])
+    dh, da = np.array([1 + 0.5j, -0.3 + 1j]), np.array([0.25 - 1j, 1 + 0.5j])
+
+    def f(h, a):
+        return xnp.sum(xs.owens_t(h, a) * np.array([0.7 - 0.2j, -0.4 + 0.9j])).real
+
+    def diff(g, eps):
+        return (g(h + eps * dh, a + eps * da) - g(h - eps * dh, a - eps * da)) / (2 * eps)
+    t = xf.jvp(f, (h, a), (dh, da))[1]
+    np.testing.assert_allclose(t, diff(lambda *z: float(f(*z)), 1e-6), rtol=1e-7)
+    t2 = xf.jvp(lambda *z: xf.jvp(f, z, (dh, da))[1], (h, a), (dh, da))[1]
+    np.testing.assert_allclose(t2, diff(lambda *z: float(xf.jvp(f, z, (dh, da))[1]), 1e-5),
+                               rtol=1e-7)
+    np.testing.assert_allclose(xs.owens_t(h, a), [0.07913201 + 0.02260915j,
+                                                  0.01791864 + 0.02986441j], rtol=1e-6)
