@@ -215,3 +215,14 @@ def test_owens_t_complex_derivatives_agree_with_its_values():
                                rtol=1e-7)
     np.testing.assert_allclose(xs.owens_t(h, a), [0.07913201 + 0.02260915j,
                                                   0.01791864 + 0.02986441j], rtol=1e-6)
+
+
+def test_tri_and_eye_refuse_sizes_that_are_not_integers_as_jax():
+    # jax: TypeError "Shapes must be 1D sequences of concrete values of integer type, got
+    # (2.5, 2.5)."; NumPy casts (tri of the sweep's complex 0-d 0.5-2j was a (1, 1) array)
+    msg = "Shapes must be 1D sequences of concrete values of integer type"
+    for f, args in ((xnp.tri, (2.5,)), (xnp.tri, (np.array(0.5 - 2j),)), (xnp.eye, (2.5,)),
+                    (xnp.eye, (2, 2.0)), (xnp.identity, (2.0,))):
+        with pytest.raises(TypeError, match=msg):
+            f(*args)
+    assert xnp.tri(np.int32(2)).shape == (2, 2) and xnp.eye(3, 2, 1).shape == (3, 2)
