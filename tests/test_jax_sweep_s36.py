@@ -11,6 +11,7 @@ import xforms as xf
 import xforms.lax as lax
 import xforms.numpy as xnp
 from xforms.scipy import stats
+from jax_tiers import tiers  # noqa: F401 (a fixture)
 
 Z = np.array([0.5 + 0.25j, 0.3 - 0.1j, -1.0 + 2.0j])        # a complex128 operand
 
@@ -226,3 +227,17 @@ def test_tri_and_eye_refuse_sizes_that_are_not_integers_as_jax():
         with pytest.raises(TypeError, match=msg):
             f(*args)
     assert xnp.tri(np.int32(2)).shape == (2, 2) and xnp.eye(3, 2, 1).shape == (3, 2)
+
+
+def test_fmax_and_fmin_follow_jax_at_complex_nan_parts(tiers):
+    # found by the complex128 vmap sweep: jax's fmax is where((x1 > x2) | isnan(x2), x1, x2),
+    # which tests only x2 for NaN, so 2+nanj beats -2-infj (NumPy, and xforms before: -2-infj)
+    a = np.array([complex(2, np.nan), complex(1, 2), complex(np.nan, 0)])
+    b = np.array([complex(-2, -np.inf), complex(np.nan, 1), complex(3, 1)])
+    for got in tiers(xnp.fmax, a, b):
+        np.testing.assert_array_equal(got, [complex(2, np.nan), 1 + 2j, 3 + 1j])
+    for got in tiers(xnp.fmin, a, b) + tiers(xnp.fmin, b, a):
+        np.testing.assert_array_equal(got, [complex(-2, -np.inf), 1 + 2j, 3 + 1j])
+    # jax 0.10.2's signed zeros: fmax(-0., 0.) = 0., fmax(0., -0.) = -0., fmin(0., -0.) = -0.
+    assert [np.signbit(float(v)) for v in (xnp.fmax(-0.0, 0.0), xnp.fmax(0.0, -0.0),
+                                           xnp.fmin(0.0, -0.0))] == [False, True, True]
