@@ -48,7 +48,7 @@ UNARY = {
     "mean": "f4 f4 f8 f4 f8 c8 c16 f4 f8 f8 c16",
     "prod": "i8 i8 i8 f4 f8 c8 c16 i8 i8 f8 c16",
     "max": "b i4 i8 f4 f8 c8 c16 b i8 f8 c16",
-    "argmax": "i8 i8 i8 i8 i8 ERR|i8 ERR|i8 i8 i8 i8 ERR|i8",
+    "argmax": "i8 i8 i8 i8 i8 ERR ERR i8 i8 i8 ERR",   # (jax.eval_shape alone: int64)
     "var": "f4 f4 f8 f4 f8 f4 f8 f4 f8 f8 f8",
     "std": "f4 f4 f8 f4 f8 f4 f8 f4 f8 f8 f8",
     "all": "b b b b b b b b b b b",
@@ -263,8 +263,6 @@ def _check(name, f, args, entry):
     want_e, _, want_t = entry.partition("|")
     want_t = want_t or want_e
     got_e, got_t = _dtypes(f, args)
-    if want_e == "ERR":        # JAX refuses eagerly only (argmax of complex): check the trace
-        got_e, want_e = got_t, want_t
     assert (got_e, got_t) == (np.dtype(CODES[want_e]), np.dtype(CODES[want_t])), (
         name, [type(a).__name__ if not isinstance(a, np.ndarray) else a.dtype.name
                for a in args])

@@ -149,6 +149,11 @@ ALLOWED_COMPLEX = {
                                  "rsf2csf's domain (a real quasi-upper-triangular Schur form); "
                                  "the values already differ there (2.0 apart at the sweep's 3x3 "
                                  "operands; SciPy's differ from both)",
+    ("nn", "dot_product_attention", "hvp"): "the sweep's 2-d operands attend over one key "
+        "(softmax of a single logit is 1): the output is v, linear, its second derivative "
+        "exactly 0 (xforms); jax's 7.6e-8 and 2.7e-6 (jvp2) are rounding (central "
+        "differences give -1.8e-9 at h = 1e-3, growing as 1/h^2; session 36)",
+    ("nn", "dot_product_attention", "jvp2"): "the hvp entry's reason",
 }
 
 AD_CHECKS = ("grad", "holo", "hvp", "jvp2", "vjp2", "jit_grad", "jit_hvp", "jit_jvp2",

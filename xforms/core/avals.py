@@ -170,8 +170,24 @@ def issubdtype(a, b):
     return isinstance(b_type, type) and issubclass(a_ext, b_type)
 
 
+def dtype_like(dtype):
+    """`dtype`, refusing an xforms Array or a traced value as JAX refuses a jax.Array given as
+    a dtype (np.dtype would read its `.dtype`: under jit a traced dtype argument went
+    unnoticed); a NumPy array is left to np.dtype's TypeError, as in JAX.
+
+        >>> dtype_like(xnp.ones(2))     # ValueError: Passing an array as a dtype argument ...
+    """
+    if not isinstance(dtype, (np.dtype, type, str, np.generic, np.ndarray)) and \
+            hasattr(dtype, "ndim") or isinstance(dtype, np.ndarray) and \
+            type(dtype) is not np.ndarray:
+        raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                         "instead of dtype=arr use dtype=arr.dtype (as in JAX).")
+    return dtype
+
+
 def canonicalize_dtype(dtype):
-    """The supported dtype `dtype` names; TypeError otherwise."""
+    """The supported dtype `dtype` names; TypeError otherwise (an array: `dtype_like`)."""
+    dtype_like(dtype)
     dt = np.dtype(dtype)
     if dt in SUPPORTED_DTYPES:
         return dt

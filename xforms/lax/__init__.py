@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core import source_info, trace as core
 from ..core.trace import Tracer
+from ..core.avals import dtype_like
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -236,6 +237,17 @@ def _named(wrapper, fn, name):
     except (TypeError, ValueError):     # (a builtin without one)
         pass
     return wrapper
+
+
+def _dtype_checked(fn):
+    """lax.convert_element_type refusing an array as its dtype (as JAX: under jit a traced
+    one would otherwise pass as its own dtype)."""
+    def convert_element_type(operand, new_dtype, weak_type=False):
+        return fn(operand, dtype_like(new_dtype), weak_type)
+    return _named(convert_element_type, fn, "convert_element_type")
+
+
+convert_element_type = _dtype_checked(convert_element_type)
 
 
 def _pow_check(x, y):

@@ -65,6 +65,9 @@ def broadcast(operand, sizes):
 
 def broadcast_to_rank(x, rank):
     """Prepend size-1 dimensions up to `rank` (x itself when its rank is at least that)."""
+    if not isinstance(rank, (int, np.integer)):     # (JAX's (1,) * rank refuses the rest)
+        raise TypeError(f"broadcast_to_rank: rank must be an integer, got {rank!r} (as in "
+                        "JAX: can't multiply sequence by non-int)")
     nd = aval_of(x).ndim
     return x if nd >= rank else broadcast(x, (1,) * (rank - nd))
 

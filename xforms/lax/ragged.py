@@ -26,12 +26,24 @@ from ..numpy.reductions.aggregates import sum as _sum
 from .helpers import dot_general
 
 
-class RaggedDotDimensionNumbers(NamedTuple):
-    """dot_general's ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), the lhs
-    ragged axis (one) and the rhs group axis (one or none)."""
+class _RaggedFields(NamedTuple):
     dot_dimension_numbers: tuple
     lhs_ragged_dimensions: Sequence[int]
     rhs_group_dimensions: Sequence[int]
+
+
+class RaggedDotDimensionNumbers(_RaggedFields):
+    """dot_general's ((lhs contracting, rhs contracting), (lhs batch, rhs batch)), the lhs
+    ragged axis (one) and the rhs group axis (one or none), held as tuples (hashable), as
+    JAX's: what is not sequences of ints is refused here (TypeError), as JAX's is.
+
+        >>> RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
+    """
+    __slots__ = ()
+
+    def __new__(cls, dot_dimension_numbers, lhs_ragged_dimensions, rhs_group_dimensions):
+        return super().__new__(cls, tuple(tuple(map(tuple, t)) for t in dot_dimension_numbers),
+                               tuple(lhs_ragged_dimensions), tuple(rhs_group_dimensions))
 
 
 def _group_mask(group_sizes, n, dtype):

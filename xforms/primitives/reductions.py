@@ -252,9 +252,27 @@ argmax_p = primitive("argmax")
 argmin_p = primitive("argmin")
 declare(argmax_p, REDUCTION, reduce_op="argmax")   # the emitters track (value, index) pairs
 declare(argmin_p, REDUCTION, reduce_op="argmin")
+
+
+def ordered(name, x):
+    """`x` (an aval or array), or JAX's TypeError for an argmax/argmin of complex values (its
+    rule compares with gt/lt, which refuse them: complex numbers have no order; NumPy's
+    lexicographic one is not JAX's).  Eager Arrays' argmax/argmin methods call it too.
+
+        >>> argmax(xnp.array([1j, 2]), 0)     # TypeError: argmax: gt does not accept ...
+    """
+    if x.dtype.kind == "c":
+        cmp = "gt" if name == "argmax" else "lt"
+        raise TypeError(f"{name}: {cmp} does not accept dtype {x.dtype.name} at position 0. "
+                        "Accepted dtypes at position 0 are subtypes of integer, floating, "
+                        f"bool (as in JAX: complex numbers have no order; take the {name} of "
+                        "x.real or of abs(x))")
+    return x
+
+
 for _p, _fn in ((argmax_p, np.argmax), (argmin_p, np.argmin)):
     abstract_eval_rules[_p] = (lambda name: lambda x, *, axis, index_dtype: [
-        _reduced_aval(name, x, (axis,), index_dtype)])(_p.name)
+        _reduced_aval(name, ordered(name, x), (axis,), index_dtype)])(_p.name)
     impl_rules[_p] = (lambda fn: lambda x, *, axis, index_dtype: [
         fn(x, axis=axis).astype(index_dtype)])(_fn)
     vmap_rules[_p] = (lambda p: lambda args, dims, *, axis, index_dtype: (

@@ -14,6 +14,7 @@ from ..elementwise import ufuncs
 from ..indexing import searching, subscripts as indexing
 from ..reductions import aggregates as reductions
 from .numpy_ufuncs import wrap
+from ..primitives.reductions import ordered
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
 
@@ -116,8 +117,29 @@ for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (a
     setattr(Array, _name, _plain_method(_name, 2))
 for _name in ("max", "min", "any", "all"):                                   # (axis, out)
     setattr(Array, _name, _plain_method(_name, 1))
-for _name in ("argmax", "argmin", "dot"):                                     # (..., out)
-    setattr(Array, _name, _plain_method(_name, 1))
+Array.dot = _plain_method("dot", 1)                                          # (..., out)
+
+
+def _checked(method, check):
+    """NumPy's method, after `check(self, *args, **kwargs)` refuses what JAX's refuses (the
+    complex operands NumPy orders lexicographically: argmax, argmin, clip)."""
+    def checked(self, *args, **kwargs):
+        check(self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+    checked.__name__ = checked.__qualname__ = method.__name__
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+def _clip_check(self, a_min=None, a_max=None, *args, min=None, max=None, **kwargs):
+    if self.dtype.kind == "c" or any(np.iscomplexobj(v) for v in (a_min, a_max, min, max)):
+        ufuncs.clip(self, a_min, a_max, min=min, max=max)         # (its ValueError)
+
+
+Array.argmax, Array.argmin, Array.clip = (
+    _checked(_plain_method("argmax", 1), lambda self, *a, **k: ordered("argmax", self)),
+    _checked(_plain_method("argmin", 1), lambda self, *a, **k: ordered("argmin", self)),
+    _checked(_plain_method("clip", 2), _clip_check))                  # (min, max, out)
 Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
 Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
 Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)

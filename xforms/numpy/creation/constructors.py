@@ -100,6 +100,10 @@ def arange(start, stop=None, step=None, dtype=None):
             raise core.ConcretizationError(
                 "xnp.arange needs static (Python) bounds because its result shape depends on "
                 "them; pass them via static_argnums")
+    if any(v is not None and aval(v).dtype.kind == "c" for v in (start, stop, step)):
+        raise ValueError("arange: Passing complex start/stop/step to jnp.arange is no longer "
+                         "supported starting in JAX v0.10.0 (as in JAX: give real bounds, "
+                         "and dtype=complex for a complex result)")
     if dtype is None:       # JAX's result_type of the bounds: a float32 0-d bound stays float32
         dtype = promote_types(*((aval(v).dtype, aval(v).weak_type)
                                 for v in (start, stop, step) if v is not None))[0]
@@ -107,7 +111,17 @@ def arange(start, stop=None, step=None, dtype=None):
     return new_array(np.arange(start, stop, 1 if step is None else step, dtype=dtype_arg(dtype)))
 
 
+def _sizes(name, *dims):
+    """JAX's TypeError for a size that is not an integer (tri(2.5), eye(N=0.5-2j)): NumPy
+    would cast it (session 36: the complex sweep's "accepted" tri)."""
+    for d in dims:
+        if d is not None and not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{name}: Shapes must be 1D sequences of concrete values of "
+                            f"integer type, got {d!r} (as in JAX)")
+
+
 def eye(N, M=None, k=0, dtype=None):
+    _sizes("eye", N, M)
     return new_array(np.eye(N, M, k, dtype=dtype_arg(dtype) or np.float64))
 
 
@@ -117,6 +131,7 @@ def identity(n, dtype=None):
 
 def tri(N, M=None, k=0, dtype=None):
     """Ones on and below diagonal k; float32 by default, as jax.numpy.tri (even in x64)."""
+    _sizes("tri", N, M)
     return new_array(np.tri(N, M, k, dtype=dtype_arg(dtype) or np.float32))
 
 

@@ -443,8 +443,14 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     """Limit values to [a_min, a_max] (either may be None; `min=`/`max=` as in NumPy 2)."""
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
+    a = asarray_operand(a)
+    if any(v is not None and aval(asarray_operand(v)).dtype.kind == "c"
+           for v in (a, a_min, a_max)):             # (JAX's check, bounds or none)
+        raise ValueError("clip: Clip received a complex value either through the input or "
+                         "the min/max keywords. Complex values have no ordering and cannot "
+                         "be clipped (as in JAX): clip x.real or x.imag")
     if a_min is None and a_max is None:
-        return asarray_operand(a)
+        return a
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:

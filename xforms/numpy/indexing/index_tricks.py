@@ -106,7 +106,11 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate matrices from 1-D coordinate vectors ('xy' or 'ij' indexing)."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    xs = [man.ravel(asarray_operand(x)) for x in xi]
+    xs = [asarray_operand(x) for x in xi]
+    shapes = [aval(x).shape for x in xs]
+    if any(len(s) != 1 for s in shapes):       # (JAX's check: NumPy would ravel them)
+        raise ValueError(f"meshgrid: Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+                         f"{shapes} (as in JAX: ravel them first)")
     n = len(xs)
     shape = [aval(x).shape[0] for x in xs]
     if indexing == "xy" and n >= 2:

@@ -311,6 +311,11 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     element, as jax.numpy's) and the counts may be traced.
     >>> xnp.repeat(xnp.arange(2), 2)    # [0, 0, 1, 1]"""
     check_arraylike(repeats)
+    dt = np.dtype(repeats.dtype if hasattr(repeats, "dtype") else np.asarray(repeats).dtype)
+    if dt.kind not in "biu":        # (JAX's gather refuses them, as NumPy's cast does)
+        raise TypeError(f"repeat: repeats must have integer or boolean type, got dtype "
+                        f"{dt.name} (as in JAX: Indexer must have integer or boolean type; "
+                        "convert with .astype(int))")
     a = asarray_operand(a)
     if axis is None:
         a, axis = man.ravel(a), 0

@@ -45,6 +45,10 @@ def _cumulative(prim_fn, identity, name, widen=False):
     uint64 as sum does (JAX's cumulative_sum of int32 is int64; its cumsum keeps int32)."""
     def f(x, /, *, axis=None, dtype=None, include_initial=False):
         x = asarray_operand(x)
+        if aval(x).ndim == 0:      # (the array API's rule, which JAX follows; cumsum takes one)
+            raise ValueError(f"{name}: The input must be non-scalar to take a cumulative "
+                             f"{'product' if identity == 1 else 'sum'}, however a scalar value or scalar "
+                             "array was given (as in JAX; reshape it to (1,) first)")
         if axis is None:
             if aval(x).ndim > 1:
                 raise ValueError(f"{name}: axis must be given for arrays of more than one "

@@ -137,11 +137,30 @@ def owens_t(h, a):
         >>> owens_t(xnp.array([0.5, 2.0]), 0.7)
     """
     h, a = float_operands(h, a, name="owens_t")
-    if xnp.iscomplexobj(h):
-        # JAX's complex owens_t: its real algorithm on |h| and |a|, times lax.sign(a) = a/|a|
-        # (NaN, with a zero imaginary part, where a part of h or a is NaN)
-        t = _owens_t(xnp.abs(h), xnp.abs(a))
-        out = lax.sign(a) * lax.complex(t, xnp.zeros_like(t))
-        nan = const_like(np.nan, t)
-        return xnp.where(xnp.isnan(h) | xnp.isnan(a), lax.complex(nan, xnp.zeros_like(t)), out)
-    return _owens_t(h, a)
+    return _owens_t_complex(h, a) if xnp.iscomplexobj(h) else _owens_t(h, a)
+
+
+def _owens_t_complex(h, a):
+    """JAX's complex owens_t: its real algorithm on |h| and |a|, times lax.sign(a) = a/|a|
+    (NaN, with a zero imaginary part, where a part of h or a is NaN).  JAX cannot
+    differentiate it (its rule calls erf of complex operands); xforms differentiates this
+    composition, with a/|a|'s own derivative (lax.sign's is 0, as JAX's)."""
+    t = _owens_t(xnp.abs(h), xnp.abs(a))
+    out = _unit(a) * lax.complex(t, xnp.zeros_like(t))
+    nan = const_like(np.nan, t)
+    return xnp.where(xnp.isnan(h) | xnp.isnan(a), lax.complex(nan, xnp.zeros_like(t)), out)
+
+
+@custom_jvp
+def _unit(a):
+    """lax.sign(a) = a/|a| of complex a, differentiable: lax.sign's derivative is 0, right
+    for reals only (with it owens_t's complex derivatives disagreed with its values)."""
+    return lax.sign(a)
+
+
+@_unit.defjvp
+def _unit_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    s, r = _unit(a), xnp.abs(a)     # (_unit again: its second derivative is right too)
+    # d(a/r) = da/r - a dr/r^2 with dr = Re(conj(a) da)/r
+    return s, (da - s * xnp.real(xnp.conj(s) * da)) / r
