@@ -1,6 +1,6 @@
 """Strict dtype promotion and rank promotion "raise" on the eager Array operators (#31).
 
-The operators' NumPy fast path (xforms/numpy/methods.py) ignored both settings: under
+The operators' NumPy fast path (xforms/numpy/arrays/methods.py) ignored both settings: under
 `numpy_dtype_promotion("strict")` `f32_array + f64_array` gave float64 eagerly where JAX (and
 xforms under jit) raise TypePromotionError, and under `numpy_rank_promotion("raise")`
 `f64[2,3] + f64[3]` broadcast where JAX raises ValueError.  The table is jax 0.10.2's outcome

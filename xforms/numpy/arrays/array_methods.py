@@ -14,7 +14,7 @@ from ..elementwise import ufuncs
 from ..indexing import searching, subscripts as indexing
 from ..reductions import aggregates as reductions
 from .numpy_ufuncs import wrap
-from ..primitives.reductions import ordered
+from ...primitives.reductions import ordered
 
 _ND, _VIEW = np.ndarray, np.ndarray.view
 
