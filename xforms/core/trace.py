@@ -19,7 +19,7 @@ import numpy as np
 from . import ir, memo, pass_counts, source_info  # noqa: F401
 from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
-from .eager.frozen import freeze_bases, owned
+from .eager.frozen import freeze_bases, sealed
 from .eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
 from .eager.plans import GENERATE_AFTER, Plan, generate, interpret, run_steps  # noqa: F401
 from .. import config
@@ -251,19 +251,11 @@ class EvalTrace:
 def fix_dtype(x, aval, inputs=()):
     """An implementation's result `x` as a read-only Array of `aval`'s dtype and weak type,
     with nothing writable on its `.base` chain (a copy where that chain reaches one of the
-    user's `inputs`: frozen.owned)."""
+    user's `inputs`: frozen.sealed)."""
     x = np.asarray(x)
     if x.dtype != aval.dtype:
         x = x.astype(aval.dtype)
-    if x.base is not None:      # (a view: of an operand, or of the impl's own buffer)
-        x = owned(x, inputs, Array)
-    else:
-        for v in inputs:        # (an operand itself: a user's array, never frozen)
-            if v is x:
-                x = x.copy()
-                break
-    _set_flags(x, False)        # (the array first, then the view: both read-only; inline)
-    x = x.view(Array)
+    x = sealed(x, inputs, Array).view(Array)   # (the array first, then its view: both read-only)
     if aval.weak_type:
         x.weak_type = True
     return x
@@ -276,12 +268,7 @@ def owned_array(x, inputs=()):
 
         >>> a = np.arange(2.); owned_array(a, [a]) is a, a.flags.writeable   # (False, True)
     """
-    if x.base is not None:
-        x = owned(x, inputs, Array)
-    elif any(v is x for v in inputs):
-        x = x.copy()
-    _set_flags(x, False)
-    return x.view(Array)
+    return sealed(x, inputs, Array).view(Array)
 
 
 eval_trace = EvalTrace()

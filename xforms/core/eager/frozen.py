@@ -29,6 +29,24 @@ def freeze_bases(b, stop):
         b = b.base
 
 
+def sealed(x, inputs, stop):
+    """A plain ndarray result `x` made read-only, with nothing writable on its `.base` chain:
+    a view goes through `owned`; an operand returned as it is (a user's array, never frozen)
+    is copied.  The eager results' one way out (core.trace.fix_dtype, numpy's wrap).
+
+        >>> a = np.arange(3.); sealed(a, [a], Array) is a       # False: a read-only copy
+    """
+    if x.base is not None:      # (a view: of an operand, or of the impl's own buffer)
+        x = owned(x, inputs, stop)
+    else:
+        for v in inputs:
+            if v is x:
+                x = x.copy()
+                break
+    _SET_FLAGS(x, False)        # (write=False positional: 70 ns where the keyword costs 220)
+    return x
+
+
 def owned(x, inputs, stop):
     """`x` (a plain ndarray with a `.base`) with its chain made read-only, or a copy of it
     (a fresh array of its own) where the chain reaches memory that is not the evaluator's:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import source_info
 from ...core import trace as core
-from ...core.eager.frozen import owned
+from ...core.eager.frozen import sealed
 from ...core.trace import Array, Tracer
 from ...primitives.operands import locate_errors
 from ..elementwise import bitwise_ops, mathfuncs, ufuncs
@@ -94,8 +94,7 @@ def _eager_array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return wrap(out)
 
 
-_ND, _VIEW, _SET_FLAGS = np.ndarray, np.ndarray.view, np.ndarray.setflags
-_OWNED = owned
+_ND, _VIEW = np.ndarray, np.ndarray.view
 # ufunc -> (the Array operator for (array, scalar), the one for (scalar, array))
 _UFUNC_OPERATORS = {
     "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
@@ -135,16 +134,7 @@ def wrap(out, inputs=()):
     views the user's `inputs` (NumPy's operands) a copy, as JAX's result is."""
     if type(out) is not _ND:
         return as_arrays(out, inputs)
-    if out.base is not None:    # (a view: frozen.owned, as for a primitive's result)
-        out = _OWNED(out, inputs, Array)
-    else:
-        for v in inputs:        # (an operand itself: a user's array, never frozen)
-            if v is out:
-                out = out.copy()
-                break
-    _SET_FLAGS(out, False)      # (core.read_only inline, write=False positional: every
-    return _VIEW(out, Array)    # eager op's result; 70 ns where the keyword costs 220;
-    #                             the array first, then its view: both read-only, #31)
+    return _VIEW(sealed(out, inputs, Array), Array)   # (as a primitive's result: #31)
 
 
 def plain(v):
