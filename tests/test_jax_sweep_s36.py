@@ -117,6 +117,18 @@ def test_repeat_refuses_counts_that_are_not_integers_as_jax():
     np.testing.assert_array_equal(xnp.repeat(x, True), [1.0, 2.0])      # jax takes a bool
 
 
+def test_the_array_method_repeat_refuses_float_counts_as_jax():
+    # jax: `jnp.arange(2.).repeat(2.0)` raises TypeError; the eager Array's method was
+    # NumPy's, which truncates (2.5 -> 2)
+    a = xnp.asarray(np.array([1.0, 2.0]))
+    for r in (2.0, 2.5, np.array([1.0, 2.0])):
+        with pytest.raises(TypeError, match="must have integer or boolean type"):
+            a.repeat(r)
+    np.testing.assert_array_equal(a.repeat(2), [1.0, 1.0, 2.0, 2.0])
+    np.testing.assert_array_equal(a.repeat(np.array([0, 2])), [2.0, 2.0])
+    assert not a.repeat(2).flags.writeable
+
+
 def test_an_array_given_as_a_dtype_is_refused_as_jax():
     # jax: ValueError "Passing an array as a dtype argument is no longer supported; instead
     # of dtype=arr use dtype=arr.dtype." for a jax.Array (under jit: a tracer); a NumPy array

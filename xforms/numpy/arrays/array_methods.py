@@ -12,6 +12,7 @@ from ...core.trace import Array, Tracer
 from ..creation import constructors as creation
 from ..elementwise import ufuncs
 from ..indexing import searching, subscripts as indexing
+from ..manipulation import joining
 from ..reductions import aggregates as reductions
 from .numpy_ufuncs import wrap
 from ...primitives.reductions import ordered
@@ -176,6 +177,23 @@ for _name in ("copy", "__copy__", "__deepcopy__", "flatten", "ravel", "repeat", 
               "choose", "argsort", "byteswap", "reshape"):     # (reshape, ravel: a copy
     # where no view has the shape; transpose, squeeze, diagonal, ...: always views)
     setattr(Array, _name, _read_only_result(_name))
+
+
+_ndarray_repeat = Array.repeat
+
+
+def _array_repeat(self, repeats, axis=None, **kwargs):
+    """`a.repeat(2)` on NumPy's path; any other count through `xnp.repeat`, which refuses a
+    float one as JAX does (NumPy's method would truncate 2.5 to 2).
+
+        >>> xnp.arange(2.).repeat(2.0)       # TypeError, as jax's
+    """
+    if type(repeats) is int and not kwargs:
+        return _ndarray_repeat(self, repeats, axis)
+    return joining.repeat(self, repeats, axis, **kwargs)
+
+
+Array.repeat = _array_repeat
 
 
 def _array_setstate(self, state):
