@@ -136,6 +136,7 @@ class Loops(Expressions):
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi, plain) of the peeled axis; its sym there
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
+        self.complex_fast = False  # the step's x / y by its fast form (complexes.fast_guarded)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
@@ -350,6 +351,8 @@ class Loops(Expressions):
         if self.polynomials:
             from . import vecmath    # (imports Numba's types: no loop without vector math does)
             vecmath.guarded(self, st, vsize, lambda: self._loop(st))
+        elif self.vector_math and complexes.fast_step(st):   # (x / y: its fast form, redone)
+            complexes.fast_guarded(self, lambda: self._loop(st))
         else:
             self.trig_flag = None
             self._loop(st)

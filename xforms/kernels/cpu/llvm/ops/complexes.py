@@ -40,6 +40,7 @@ from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
 from . import integers
 from .arith import fp_cast
+from . import reductions
 
 TYPES = {np.dtype(np.complex64): COMPLEX_TYPES["complex64"],
          np.dtype(np.complex128): COMPLEX_TYPES["complex128"]}
@@ -116,6 +117,56 @@ def formula(eqn, vector=None, fast=False):
     return translated(eqn, vector, text)
 
 
+def exact_fast(eqn):
+    """formula(eqn, fast=True) where that fast form is the full function's value wherever
+    it has no NaN part (complex_arith.EXACT_FAST: x / y), else None."""
+    if not takes(eqn) or eqn.prim.name in _SPELLED:
+        return None
+    text = expression(eqn) or ""
+    if not any(f"{k}(" in text for k in complex_arith.EXACT_FAST):
+        return None
+    return formula(eqn, fast=True)
+
+
+def fast_step(step):
+    """Whether loop step `step` (no reductions) computes an equation `exact_fast` has a
+    fast form for: `jit`'s loop then runs `fast_guarded`."""
+    return not reductions.accumulators(step) and any(exact_fast(eqn) is not None
+                                          for eqn, _ in step.body)
+
+
+def fast_guarded(m, emit):
+    """Loop step `emit()` computing its x / y by the fast form (`exact_fast`: Smith's
+    quotient selected branch-free, so the loop vectorises to three divisions per element
+    where divide_scalar's if-converted branches and corners cost every element all of
+    them), its NaN parts or-ed into a flag (per chunk on threads: threaded.py), then, where
+    the flag is set, the whole loop again with the full function (vecmath.guarded's
+    scheme, its vector math unchanged): divide_scalar's bits, the redo's values the same
+    wherever the fast form's had no NaN.
+
+        fast_guarded(module, lambda: module._loop(st))
+    """
+    flag = m.trig_flag = f"%cflag{len(m.allocas)}"
+    m.allocas.append(f"{flag} = alloca i1")
+    m.emit(f"store i1 false, ptr {flag}")
+    names = dict(m.names)
+    m.complex_fast = True
+    try:
+        emit()
+    finally:
+        m.complex_fast = False
+    if any(names.get(v) != r for v, r in m.names.items()):
+        raise Refused("a scalar result of a guarded loop")   # (fast_step: no reductions)
+    m.trig_flag = None
+    k, v = m.fresh()[2:], m.fresh()
+    m.emit(f"{v} = load i1, ptr {flag}")
+    m.emit(f"br i1 {v}, label %credo{k}, label %cdone{k}")
+    m.label(f"credo{k}")
+    emit()
+    m.emit(f"br label %cdone{k}")
+    m.label(f"cdone{k}")
+
+
 def constant(value, ty):
     """The LLVM constant of complex `value` as pair type `ty`.
 
@@ -138,7 +189,19 @@ def emit(m, stmt):
                            stmt.args))
         return
     if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
-        m.bind(out, _call(m, stmt, translated(eqn)))
+        fast = exact_fast(eqn) if getattr(m, "complex_fast", False) else None
+        if fast is None:
+            m.bind(out, _call(m, stmt, translated(eqn)))
+            return
+        r = _call(m, stmt, fast)      # (its NaN parts or-ed into the loop's flag)
+        ty = TYPES[np.dtype(out.aval.dtype)]
+        re, im = _split(m, ty, r)
+        nan, old, new = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{nan} = fcmp uno {_PART[ty]} {re}, {im}")
+        m.emit(f"{old} = load i1, ptr {m.trig_flag}")
+        m.emit(f"{new} = or i1 {old}, {nan}")
+        m.emit(f"store i1 {new}, ptr {m.trig_flag}")
+        m.bind(out, r)
         return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
     if name == "select_n":
