@@ -130,41 +130,56 @@ def exact_fast(eqn):
 
 def fast_step(step):
     """Whether loop step `step` (no reductions) computes an equation `exact_fast` has a
-    fast form for: `jit`'s loop then runs `fast_guarded`."""
+    fast form for: `jit`'s innermost loops then run `fast_blocks`."""
     return not reductions.accumulators(step) and any(exact_fast(eqn) is not None
                                           for eqn, _ in step.body)
 
 
-def fast_guarded(m, emit):
-    """Loop step `emit()` computing its x / y by the fast form (`exact_fast`: Smith's
-    quotient selected branch-free, so the loop vectorises to three divisions per element
-    where divide_scalar's if-converted branches and corners cost every element all of
-    them), its NaN parts or-ed into a flag (per chunk on threads: threaded.py), then, where
-    the flag is set, the whole loop again with the full function (vecmath.guarded's
-    scheme, its vector math unchanged): divide_scalar's bits, the redo's values the same
-    wherever the fast form's had no NaN.
+# the elements of a block of `fast_blocks` (a redo reads them again from the cache:
+# 16 KiB of each complex128 operand)
+FAST_BLOCK = 1024
 
-        fast_guarded(module, lambda: module._loop(st))
+
+def fast_blocks(m, sym, a, b, held, body):
+    """The innermost loop [a, b) over statements `body()` in blocks of FAST_BLOCK, each
+    computing its x / y by the fast form (`exact_fast`: Smith's quotient selected
+    branch-free, so the loop vectorises to three divisions per element where
+    divide_scalar's if-converted branches and corners cost every element all of them),
+    its NaN parts or-ed into a flag, then, where the flag is set, the block again with the
+    full function: divide_scalar's bits (the fast form's values wherever it had no NaN;
+    a block's statements may run twice: the step has no reductions, `fast_step`).
+
+        fast_blocks(module, sym, 0, 4096, False, lambda: module._nest((), (), stmts))
     """
-    flag = m.trig_flag = f"%cflag{len(m.allocas)}"
+    flag = f"%cflag{len(m.allocas)}"
     m.allocas.append(f"{flag} = alloca i1")
-    m.emit(f"store i1 false, ptr {flag}")
-    names = dict(m.names)
-    m.complex_fast = True
-    try:
-        emit()
-    finally:
-        m.complex_fast = False
-    if any(names.get(v) != r for v, r in m.names.items()):
-        raise Refused("a scalar result of a guarded loop")   # (fast_step: no reductions)
-    m.trig_flag = None
-    k, v = m.fresh()[2:], m.fresh()
-    m.emit(f"{v} = load i1, ptr {flag}")
-    m.emit(f"br i1 {v}, label %credo{k}, label %cdone{k}")
-    m.label(f"credo{k}")
-    emit()
-    m.emit(f"br label %cdone{k}")
-    m.label(f"cdone{k}")
+    d, t, nb = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{d} = sub nsw i64 {b}, {a}")
+    m.emit(f"{t} = add nsw i64 {d}, {FAST_BLOCK - 1}")
+    m.emit(f"{nb} = sdiv i64 {t}, {FAST_BLOCK}")
+
+    def block():
+        j, lo, hi, end, short = (m.fresh() for _ in range(5))
+        m.emit(f"{j} = mul nsw i64 {m.syms[blk]}, {FAST_BLOCK}")
+        m.emit(f"{lo} = add nsw i64 {a}, {j}")
+        m.emit(f"{end} = add nsw i64 {lo}, {FAST_BLOCK}")
+        m.emit(f"{short} = icmp slt i64 {end}, {b}")
+        m.emit(f"{hi} = select i1 {short}, i64 {end}, i64 {b}")
+        m.emit(f"store i1 false, ptr {flag}")
+        m.fast_flag = flag
+        try:
+            m._counted(sym, lo, hi, held, body)
+        finally:
+            m.fast_flag = None
+        k, v = m.fresh()[2:], m.fresh()
+        m.emit(f"{v} = load i1, ptr {flag}")
+        m.emit(f"br i1 {v}, label %credo{k}, label %cdone{k}")
+        m.label(f"credo{k}")
+        m._counted(sym, lo, hi, held, body)
+        m.emit(f"br label %cdone{k}")
+        m.label(f"cdone{k}")
+    blk = object()
+    m._counted(blk, 0, nb, False, block)
 
 
 def constant(value, ty):
@@ -189,7 +204,7 @@ def emit(m, stmt):
                            stmt.args))
         return
     if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
-        fast = exact_fast(eqn) if getattr(m, "complex_fast", False) else None
+        fast = exact_fast(eqn) if getattr(m, "fast_flag", None) else None
         if fast is None:
             m.bind(out, _call(m, stmt, translated(eqn)))
             return
@@ -198,9 +213,9 @@ def emit(m, stmt):
         re, im = _split(m, ty, r)
         nan, old, new = m.fresh(), m.fresh(), m.fresh()
         m.emit(f"{nan} = fcmp uno {_PART[ty]} {re}, {im}")
-        m.emit(f"{old} = load i1, ptr {m.trig_flag}")
+        m.emit(f"{old} = load i1, ptr {m.fast_flag}")
         m.emit(f"{new} = or i1 {old}, {nan}")
-        m.emit(f"store i1 {new}, ptr {m.trig_flag}")
+        m.emit(f"store i1 {new}, ptr {m.fast_flag}")
         m.bind(out, r)
         return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
