@@ -22,6 +22,9 @@ copy of each formula, so a change to complex_arith reaches this path too.
     # c:c128[9] = mul a b   ->
     %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
+A vector loop of x / y (no reductions) computes it by complex_arith's branch-free fast form a
+block at a time, each block redone with the full function where that gave a NaN part
+(`fast_blocks`): the same bits, a third of the divisions.
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
 code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
