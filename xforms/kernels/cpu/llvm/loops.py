@@ -355,7 +355,9 @@ class Loops(Expressions):
         else:
             self.trig_flag = None
             # x / y by its fast form, a block redone where it gave a NaN (`leaf_loop`)
-            self.complex_fast = self.vector_math and complexes.fast_step(st)
+            # (no reductions: a redone block's statements run twice)
+            self.complex_fast = (self.vector_math and not reductions.accumulators(st)
+                                 and complexes.fast_step(st))
             try:
                 self._loop(st)
             finally:

@@ -43,7 +43,6 @@ from ..numpy_abi import COMPLEX_TYPES
 from ..scalar import FLOAT_TYPES, Refused, llvm_const
 from . import integers
 from .arith import fp_cast
-from . import reductions
 
 TYPES = {np.dtype(np.complex64): COMPLEX_TYPES["complex64"],
          np.dtype(np.complex128): COMPLEX_TYPES["complex128"]}
@@ -132,10 +131,10 @@ def exact_fast(eqn):
 
 
 def fast_step(step):
-    """Whether loop step `step` (no reductions) computes an equation `exact_fast` has a
-    fast form for: `jit`'s innermost loops then run `fast_blocks`."""
-    return not reductions.accumulators(step) and any(exact_fast(eqn) is not None
-                                          for eqn, _ in step.body)
+    """Whether loop step `step` computes an equation `exact_fast` has a fast form for:
+    `jit`'s innermost loops then run `fast_blocks` (where the step has no reductions:
+    loops.py asks)."""
+    return any(exact_fast(eqn) is not None for eqn, _ in step.body)
 
 
 # the elements of a block of `fast_blocks` (a redo reads them again from the cache:
