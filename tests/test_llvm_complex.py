@@ -10,7 +10,7 @@ import pytest
 import xforms as xf
 import xforms.numpy as xnp
 from xforms import lax
-from xforms.kernels.cpu import llvm
+from xforms.kernels.cpu import backend, llvm
 
 from test_llvm_control import _both, _taken
 from test_llvm_loops import _same
@@ -320,3 +320,36 @@ def test_complex_scalars_are_taken(dt):
     for g, v in zip(got, want):
         assert np.asarray(g).dtype == np.asarray(v).dtype
         np.testing.assert_allclose(g, v, rtol=1e-6 if dt == np.complex64 else 1e-15)
+
+
+def _quotients(a, b):
+    return a / b, (a / b) * 2 + a
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+@pytest.mark.parametrize("specials", [True, False])
+def test_division_loop_by_fast_form_matches_numba(dt, specials):
+    """A loop of x / y computes Smith's quotient branch-free (complex_arith's divide_fast)
+    a block at a time, its NaN parts flagged, and, where a block's flag is set, the block
+    again with divide_scalar (ops/complexes.py `fast_blocks`): the Numba kernel's bits
+    (the old formula) with the grid's specials in the first blocks and a few more
+    scattered (those blocks redone, the others not) and without them (the fast form's
+    values alone), huge and tiny parts included (scales whose quotients stay finite
+    without the grid)."""
+    rng = np.random.default_rng(5)
+    n = 3 * 6561 + 5
+    scales = [1e-30, 1e-3, 1.0, 30.0, 1e30] if specials else [1e-15, 1e-3, 1.0, 1e15]
+    a, b = (((rng.standard_normal(n) + 1j * rng.standard_normal(n))
+             * rng.choice(scales, n)).astype(dt) for _ in range(2))
+    if specials:
+        a[:6561], b[:6561] = _grid(dt)
+        b[rng.choice(np.arange(7000, n), 5)] = 0
+    taken, plan = _taken(_quotients, a, b)
+    assert taken, llvm.refusals(plan)
+    prep = backend._prepare(xf.make_jaxpr(_quotients)(a, b), {"name": "t"})
+    assert "%cflag" in prep.llvm_ir      # (the fast form's flag: absent on the old code)
+    ours, numba = _both(_quotients, a, b)
+    with np.errstate(all="ignore"):
+        _same(_parts(ours(a, b)), _parts(numba(a, b)))
+        q = ours(a, b)[0]
+    assert np.isnan(q.real).any() == specials

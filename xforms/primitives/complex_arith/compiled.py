@@ -30,6 +30,11 @@ FAST_NAMES = {"complex_div": "divide_fast", "complex_sqrt": "sqrt_fast",
 # the operand dtypes a fast form is for, where not all (power_fast's r^c is float64's
 # e^(c log r): a float32's to rounding, not a float64's)
 FAST_DTYPES = {"complex_pow": ("complex64",)}
+# the fast forms that are the full function's value bit for bit wherever no part is NaN, so
+# that a loop may compute them and redo only where one gave a NaN part (`jit`'s loops,
+# xforms/kernels/cpu/llvm/ops/complexes.py `fast_blocks`; power_fast is not: it rounds
+# differently)
+EXACT_FAST = ("complex_div",)
 
 
 def build(decorator, fused=True):

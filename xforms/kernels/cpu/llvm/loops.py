@@ -136,6 +136,8 @@ class Loops(Expressions):
         self.accs = {}            # the current step's reductions: eqn -> reductions.Acc
         self.peel, self.hold = None, set()     # (sym, lo, hi, plain) of the peeled axis; its sym there
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
+        self.complex_fast = False  # the step's x / y by its fast form (complexes.fast_blocks)
+        self.fast_flag = None      # its block's NaN flag, while the fast form is emitted
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
@@ -352,7 +354,14 @@ class Loops(Expressions):
             vecmath.guarded(self, st, vsize, lambda: self._loop(st))
         else:
             self.trig_flag = None
-            self._loop(st)
+            # x / y by its fast form, a block redone where it gave a NaN (`leaf_loop`)
+            # (no reductions: a redone block's statements run twice)
+            self.complex_fast = (self.vector_math and not reductions.accumulators(st)
+                                 and complexes.fast_step(st))
+            try:
+                self._loop(st)
+            finally:
+                self.complex_fast = False
 
     def _loop(self, st):
         size = int(np.prod([int(d) for d in st.shape], dtype=np.int64))
@@ -411,7 +420,7 @@ class Loops(Expressions):
             if self.row_staged:
                 self._staged_row(syms, dims, body, level)
             else:
-                self._loops(syms, dims, lambda: self._nest((), (), body, level + 1))
+                self._loops(syms, dims, lambda: self._nest((), (), body, level + 1), True)
             self.invariant = saved
         else:
             self._loops(syms[:1], dims[:1],
@@ -433,9 +442,10 @@ class Loops(Expressions):
         for acc in self.row_staged:
             reductions.combine_lanes(self, acc)
 
-    def _loops(self, syms, dims, body):
+    def _loops(self, syms, dims, body, leaf=False):
         """Counted loops over `dims` binding `syms` around `body()`; the peeled axis (see
-        `_step`) as three loops, its middle one reading its guarded loads plainly."""
+        `_step`) as three loops, its middle one reading its guarded loads plainly; `leaf`:
+        the innermost loop's statements are `body` (`leaf_loop`)."""
         if not syms:
             body()
             return
@@ -446,7 +456,19 @@ class Loops(Expressions):
             spans = [(a, b, held) for a, b, held in ((0, lo, False), (lo, hi, plain), (hi, n, False))
                      if b > a]
         for a, b, held in spans:
-            self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
+            if leaf and len(syms) == 1:
+                self.leaf_loop(sym, a, b, held, body)
+            else:
+                self._counted(sym, a, b, held, lambda: self._loops(syms[1:], dims[1:], body))
+
+    def leaf_loop(self, sym, a, b, held, body):
+        """The innermost loop, around the statements `body()`: in a step computing x / y by
+        its fast form (`complex_fast`), blocks of it, each redone where that gave a NaN
+        (complexes.fast_blocks)."""
+        if self.complex_fast:
+            complexes.fast_blocks(self, sym, a, b, held, body)
+        else:
+            self._counted(sym, a, b, held, body)
 
     def _counted(self, sym, a, b, held, body):
         k = self.fresh()[2:]

@@ -208,7 +208,10 @@ def _chunk(m, nest, rows, ch, hooks=None):
         _staged_blocks(m, top, sym, i0, e0, row)
     else:
         for a, b, held in _spans(m, sym, i0, e0):
-            m._counted(sym, a, b, held, row)
+            if len(nest.syms) == 1:             # (the innermost loop: `leaf_loop`)
+                m.leaf_loop(sym, a, b, held, row)
+            else:
+                m._counted(sym, a, b, held, row)
     for acc in top:
         pairs = [(_part_ty(m, acc), acc.slot, acc.part)]
         if acc.arg:          # (the index in `part`, the value beside it in `vpart`)

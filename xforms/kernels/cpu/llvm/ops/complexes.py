@@ -22,6 +22,9 @@ copy of each formula, so a change to complex_arith reaches this path too.
     # c:c128[9] = mul a b   ->
     %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
+A vector loop of x / y (no reductions) computes it by complex_arith's branch-free fast form a
+block at a time, each block redone with the full function where that gave a NaN part
+(`fast_blocks`): the same bits, a third of the divisions.
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
 code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
@@ -116,6 +119,71 @@ def formula(eqn, vector=None, fast=False):
     return translated(eqn, vector, text)
 
 
+def exact_fast(eqn):
+    """formula(eqn, fast=True) where that fast form is the full function's value wherever
+    it has no NaN part (complex_arith.EXACT_FAST: x / y), else None."""
+    if not takes(eqn) or eqn.prim.name in _SPELLED:
+        return None
+    text = expression(eqn) or ""
+    if not any(f"{k}(" in text for k in complex_arith.EXACT_FAST):
+        return None
+    return formula(eqn, fast=True)
+
+
+def fast_step(step):
+    """Whether loop step `step` computes an equation `exact_fast` has a fast form for:
+    `jit`'s innermost loops then run `fast_blocks` (where the step has no reductions:
+    loops.py asks)."""
+    return any(exact_fast(eqn) is not None for eqn, _ in step.body)
+
+
+# the elements of a block of `fast_blocks` (a redo reads them again from the cache:
+# 16 KiB of each complex128 operand)
+FAST_BLOCK = 1024
+
+
+def fast_blocks(m, sym, a, b, held, body):
+    """The innermost loop [a, b) over statements `body()` in blocks of FAST_BLOCK, each
+    computing its x / y by the fast form (`exact_fast`: Smith's quotient selected
+    branch-free, so the loop vectorises to three divisions per element where
+    divide_scalar's if-converted branches and corners cost every element all of them),
+    its NaN parts or-ed into a flag, then, where the flag is set, the block again with the
+    full function: divide_scalar's bits (the fast form's values wherever it had no NaN;
+    a block's statements may run twice: the step has no reductions, `fast_step`).
+
+        fast_blocks(module, sym, 0, 4096, False, lambda: module._nest((), (), stmts))
+    """
+    flag = f"%cflag{len(m.allocas)}"
+    m.allocas.append(f"{flag} = alloca i1")
+    d, t, nb = m.fresh(), m.fresh(), m.fresh()
+    m.emit(f"{d} = sub nsw i64 {b}, {a}")
+    m.emit(f"{t} = add nsw i64 {d}, {FAST_BLOCK - 1}")
+    m.emit(f"{nb} = sdiv i64 {t}, {FAST_BLOCK}")
+
+    def block():
+        j, lo, hi, end, short = (m.fresh() for _ in range(5))
+        m.emit(f"{j} = mul nsw i64 {m.syms[blk]}, {FAST_BLOCK}")
+        m.emit(f"{lo} = add nsw i64 {a}, {j}")
+        m.emit(f"{end} = add nsw i64 {lo}, {FAST_BLOCK}")
+        m.emit(f"{short} = icmp slt i64 {end}, {b}")
+        m.emit(f"{hi} = select i1 {short}, i64 {end}, i64 {b}")
+        m.emit(f"store i1 false, ptr {flag}")
+        m.fast_flag = flag
+        try:
+            m._counted(sym, lo, hi, held, body)
+        finally:
+            m.fast_flag = None
+        k, v = m.fresh()[2:], m.fresh()
+        m.emit(f"{v} = load i1, ptr {flag}")
+        m.emit(f"br i1 {v}, label %credo{k}, label %cdone{k}")
+        m.label(f"credo{k}")
+        m._counted(sym, lo, hi, held, body)
+        m.emit(f"br label %cdone{k}")
+        m.label(f"cdone{k}")
+    blk = object()
+    m._counted(blk, 0, nb, False, block)
+
+
 def constant(value, ty):
     """The LLVM constant of complex `value` as pair type `ty`.
 
@@ -138,7 +206,19 @@ def emit(m, stmt):
                            stmt.args))
         return
     if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
-        m.bind(out, _call(m, stmt, translated(eqn)))
+        fast = exact_fast(eqn) if getattr(m, "fast_flag", None) else None
+        if fast is None:
+            m.bind(out, _call(m, stmt, translated(eqn)))
+            return
+        r = _call(m, stmt, fast)      # (its NaN parts or-ed into the loop's flag)
+        ty = TYPES[np.dtype(out.aval.dtype)]
+        re, im = _split(m, ty, r)
+        nan, old, new = m.fresh(), m.fresh(), m.fresh()
+        m.emit(f"{nan} = fcmp uno {_PART[ty]} {re}, {im}")
+        m.emit(f"{old} = load i1, ptr {m.fast_flag}")
+        m.emit(f"{new} = or i1 {old}, {nan}")
+        m.emit(f"store i1 {new}, ptr {m.fast_flag}")
+        m.bind(out, r)
         return
     oty = TYPES.get(np.dtype(out.aval.dtype)) or FLOAT_TYPES[np.dtype(out.aval.dtype)]
     if name == "select_n":
