@@ -1,4 +1,5 @@
-"""The differential properties checked on each fuzz program, float64 throughout.
+"""The differential properties checked on each fuzz program, float64 (the jit groups' loop
+programs also float32: `F32_TOL`).
 
 Each `check_*` takes a `Case` (a program with concrete inputs) and raises AssertionError on
 a disagreement; the regression tests call them on shrunk programs directly:

@@ -1,7 +1,7 @@
 """Differential fuzzing: random programs through every transform, against NumPy.
 
 Each test draws random well-typed programs (tests/fuzz/programs.py) with random float64
-inputs and checks one property (tests/fuzz/checks.py).  The number of programs scales with
+inputs (the loop tests: float32 too) and checks one property (tests/fuzz/checks.py).  The number of programs scales with
 the Hypothesis profile (tests/conftest.py): the default profile is fast; run the deep one with
 
     pytest -m fuzz --hypothesis-profile=deep
@@ -223,6 +223,11 @@ def test_eager_operators_promote_as_jax(chain):
 LOOP_DTYPES = ("float64", "float32")
 
 
+def _dtype_event(group):
+    """How many of the group's programs are float32 (--hypothesis-show-statistics)."""
+    event(f"float32 programs: {sum(c.prog.dtype == 'float32' for c in group)}")
+
+
 # loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the
 # scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
 @settings(max_examples=share(0.034, cap=20))
@@ -231,6 +236,7 @@ LOOP_DTYPES = ("float64", "float32")
        st.booleans(),
        st.booleans())
 def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
@@ -247,6 +253,7 @@ def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
                       control_weight=20, control_kinds=("fori_traced",) * 3 + ("fori", "scan"),
                       dtypes=LOOP_DTYPES), min_size=3, max_size=3))
 def test_jit_of_transposed_loops_matches_eager(group):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
 
 
@@ -258,6 +265,7 @@ def test_jit_of_transposed_loops_matches_eager(group):
                                                        "fori_traced", "fori"),
                       dtypes=LOOP_DTYPES), min_size=2, max_size=2))
 def test_jit_of_nested_and_while_loops_matches_eager(group):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
 
 
