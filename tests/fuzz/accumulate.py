@@ -84,7 +84,8 @@ def _init(g, scope, shape):
     product is then the result), else some value of its shape."""
     if g.integer(0, 2):
         z = g.fresh("z")
-        return g.emit(scope, z, "zeros", (), (repr(tuple(shape)),), shapes=[], exact=True), z
+        return g.emit(scope, z, "zeros", (), (repr(tuple(shape)), g.dtype), shapes=[],
+                      exact=True), z
     return [], g.pick_exact(scope, shape)
 
 

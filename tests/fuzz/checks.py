@@ -1,4 +1,5 @@
-"""The differential properties checked on each fuzz program, float64 throughout.
+"""The differential properties checked on each fuzz program, float64 (the jit groups' loop
+programs also float32: `F32_TOL`).
 
 Each `check_*` takes a `Case` (a program with concrete inputs) and raises AssertionError on
 a disagreement; the regression tests call them on shrunk programs directly:
@@ -28,6 +29,15 @@ from .programs import programs
 H = 1e-5            # finite-difference step along a unit-norm direction
 MARGIN = 1e-3       # smallest relative distance to a singular derivative for FD checks
 EXACT = 1e-9        # agreement of two evaluations of the same function (eager/NumPy/jit)
+# ... of a float32 program's evaluations, with each other and with the float64 NumPy
+# rendering: a float32 op rounds at 6e-8 relative; the bodies drawn chain up to ~20 ops
+# (nested loops of up to 4 trips) through tanh, exp, products and sums of a few terms whose
+# condition numbers stay small, so errors reach ~1e-6; 1e-4 leaves that a margin of 100 and
+# still catches a wrong step, order or coefficient (errors of percents)
+F32_TOL = 1e-4
+# ... and only where each jump (floor, a comparison, a trip count) is this far from its
+# threshold: nearer, rounding in float32 may take the other side of it
+F32_MARGIN = 1e-3
 FD_RTOL = 1e-6      # agreement with finite differences, relative to the derivative's size
 FD_VTOL = 1e-8      # ... plus this much relative to the function's size (FD roundoff)
 BIG = 1e6           # programs whose values leave [-BIG, BIG] are not interesting
@@ -72,16 +82,18 @@ def maxabs(t):
     return max([float(np.max(np.abs(x))) if np.size(x) else 0.0 for x in flatten(t)[0]] + [0.0])
 
 
-def assert_close(actual, expected, what, rtol=EXACT, atol=EXACT, scale=None):
+def assert_close(actual, expected, what, rtol=EXACT, atol=EXACT, scale=None,
+                 dtype=np.float64):
     """Leafwise |actual - expected| <= atol * (1 + scale) + rtol * |expected|, with the same
-    pytree structure, shapes and dtypes (float64)."""
+    pytree structure and shapes, `actual` of `dtype`."""
     a_leaves, a_struct = flatten(actual)
     e_leaves, e_struct = flatten(expected)
     assert a_struct == e_struct, f"{what}: output structure {a_struct} != expected {e_struct}"
     for k, (a, e) in enumerate(zip(a_leaves, e_leaves)):
         a, e = np.asarray(a), np.asarray(e)
         assert a.shape == e.shape, f"{what}: leaf {k} has shape {a.shape}, expected {e.shape}"
-        assert a.dtype == np.float64, f"{what}: leaf {k} has dtype {a.dtype}, expected float64"
+        assert a.dtype == dtype, f"{what}: leaf {k} has dtype {a.dtype}, expected {dtype}"
+        a, e = a.astype(np.float64), e.astype(np.float64)
         s = maxabs(e[np.isfinite(e)]) if scale is None else scale
         bad = ~((np.abs(a - e) <= atol * (1 + s) + rtol * np.abs(e)) |
                 (np.isnan(a) & np.isnan(e)))     # nan where both agree on it (0/0 at 0)
@@ -134,26 +146,43 @@ class _FloatRepr:
         self.x = np.asarray(x)
 
     def __repr__(self):
-        return f"np.array({self.x.tolist()!r})"
+        dt = "" if self.x.dtype == np.float64 else f", np.{self.x.dtype}"
+        return f"np.array({self.x.tolist()!r}{dt})"
 
 
 def random_args(prog, rng):
-    return tuple(tree_map_leaves(lambda leaf: np.asarray(rng.standard_normal(leaf.shape)), a)
+    """Standard normal inputs of the program's dtype."""
+    return tuple(tree_map_leaves(lambda leaf: np.asarray(rng.standard_normal(leaf.shape),
+                                                         prog.dtype), a)
                  for a in prog.args)
 
 
 @st.composite
-def cases(draw, **program_kw):
-    prog = draw(programs(**program_kw))
+def cases(draw, dtypes=("float64",), **program_kw):
+    """A `Case`: a program (`programs(**program_kw)`) of a dtype drawn from `dtypes` with
+    random inputs."""
+    dtype = draw(st.sampled_from(dtypes))
+    prog = draw(programs(dtype=dtype, **program_kw))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     return Case(prog, random_args(prog, np.random.default_rng(seed)))
+
+
+def dtype_of(case):
+    """The case's float dtype (a regression case's: of its first input)."""
+    return np.dtype(case.prog.dtype if case.prog is not None else
+                    np.asarray(flatten(case.args)[0][0]).dtype)
+
+
+def float64_args(args):
+    """The inputs in float64 (exactly): the NumPy rendering's, whatever the program's dtype."""
+    return tmap(lambda x: np.asarray(x, np.float64), args)
 
 
 def reference(case, args=None):
     """-> (output, margin) of the NumPy rendering (the margin to the nearest kink, or -1
     near a singular derivative: see `fd`); rejects non-finite programs."""
     with R.margins() as m, np.errstate(all="ignore"):
-        out = case.ref_fn()(*(case.args if args is None else args))
+        out = case.ref_fn()(*float64_args(case.args if args is None else args))
     leaves = flatten(out)[0]
     if not all(np.all(np.isfinite(x)) and np.all(np.abs(x) < BIG) for x in leaves):
         reject()

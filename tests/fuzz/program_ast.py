@@ -1,6 +1,8 @@
 """The AST of a random fuzz program, rendered as readable Python source in two dialects.
 
-A program is straight-line SSA code over float64 arrays with structured control flow:
+A program is straight-line SSA code over float64 (or float32: `Program.dtype`) arrays with
+structured control flow; its templates create no array of another float dtype, so a float32
+program stays float32 as JAX would keep it:
 
     Program(args=[pytrees of Leaf], stmts=[Op | Cond | While | Fori | Scan | Call], out=pytree)
 
@@ -146,7 +148,8 @@ OPS = {
     "sort": ("xnp.sort({a}, axis={p0})", "R.sort({a}, axis={p0})"),
     "spectrum": ("xnp.abs(xnp.fft.rfft({a}, axis={p0})) ** 2",
                  "np.abs(np.fft.rfft({a}, axis={p0})) ** 2"),
-    "fft_filter": ("xnp.fft.irfft(xnp.fft.rfft({a}) * xnp.linspace(1.0, 0.2, {p0}), n={p1})",
+    "fft_filter": ("xnp.fft.irfft(xnp.fft.rfft({a}) * "
+                   "xnp.linspace(1.0, 0.2, {p0}, dtype={a}.dtype), n={p1})",
                    "np.fft.irfft(np.fft.rfft({a}) * np.linspace(1.0, 0.2, {p0}), n={p1})"),
     "fft_c": ("xnp.real(xnp.fft.ifftn({a} * (1.0 + 0.5j) + xnp.fft.fftn({a})))",
               "np.real(np.fft.ifftn({a} * (1.0 + 0.5j) + np.fft.fftn({a})))"),
@@ -155,15 +158,18 @@ OPS = {
     # NaN and the infinities of the result come back as -7, 7 and -6
     "convolve_inf": ("xnp.nan_to_num(xnp.convolve({a}, xnp.where({b} > 0.5, {p0}, {b})), "
                      "nan=-7.0, posinf=7.0, neginf=-6.0)", "R.convolve_special({a}, {b}, {p0})"),
-    "spd_solve": ("xnp.linalg.solve({a} @ xnp.swapaxes({a}, -1, -2) + {p0} * xnp.eye({p0}), {a})",
+    "spd_solve": ("xnp.linalg.solve({a} @ xnp.swapaxes({a}, -1, -2) + "
+                  "{p0} * xnp.eye({p0}, dtype={a}.dtype), {a})",
                   "np.linalg.solve({a} @ np.swapaxes({a}, -1, -2) + {p0} * np.eye({p0}), {a})"),
     "chol_logdet": ("xnp.sum(xnp.log(xnp.diagonal(xnp.linalg.cholesky({a} @ xnp.swapaxes({a}, "
-                    "-1, -2) + {p0} * xnp.eye({p0})), axis1=-2, axis2=-1)), axis=-1)",
+                    "-1, -2) + {p0} * xnp.eye({p0}, dtype={a}.dtype)), axis1=-2, axis2=-1)), "
+                    "axis=-1)",
                     "np.sum(np.log(np.diagonal(np.linalg.cholesky({a} @ np.swapaxes({a}, -1, "
                     "-2) + {p0} * np.eye({p0})), axis1=-2, axis2=-1)), axis=-1)"),
     # eigenvalues read from one triangle of a non-symmetric matrix (S plus its strict lower
     # triangle): tangents are not symmetric, so the derivative must ignore the other triangle
-    "eigvalsh_tri": ("xnp.linalg.eigh({a} @ xnp.swapaxes({a}, -1, -2) + {p0} * xnp.eye({p0}) + "
+    "eigvalsh_tri": ("xnp.linalg.eigh({a} @ xnp.swapaxes({a}, -1, -2) + "
+                     "{p0} * xnp.eye({p0}, dtype={a}.dtype) + "
                      "xnp.tril({a} @ xnp.swapaxes({a}, -1, -2), -1), "
                      "symmetrize_input=False).eigenvalues",
                      "np.linalg.eigh({a} @ np.swapaxes({a}, -1, -2) + {p0} * np.eye({p0}) + "
@@ -181,7 +187,7 @@ OPS = {
               "{a} + 0.5 + 0.25 * np.tanh(np.sum({b}))"),
     # a loop's accumulator {a} (zeros at first) plus a product of per-step values {b}, {c}:
     # the scan rewrites of xforms/kernels/prepare/scan_products.py
-    "zeros": ("xnp.zeros({p0})", "np.zeros({p0})"),
+    "zeros": ("xnp.zeros({p0}, xnp.{p1})", "np.zeros({p0})"),
     "acc_outer": ("{a} + xnp.outer({b}, {c})", "{a} + np.outer({b}, {c})"),
     "acc_dot": ("{a} + {b} @ {c}", "{a} + {b} @ {c}"),
     "acc_tdot": ("{a} + xnp.tensordot({b}, {c}, axes=(0, 0))",
@@ -191,7 +197,7 @@ OPS = {
     # float -> int conversion of special values (p0: nan, inf, out of range; p1 the integer
     # dtype), brought back to small floats through an integer remainder
     "to_int": ("(xnp.where({a} > 0.5, {p0}, {a} * {p2}).astype(xnp.{p1}) % 1000)"
-               ".astype(xnp.float64) * 0.001",
+               ".astype({a}.dtype) * 0.001",
                "(R.to_int(np.where(R.gt({a}, 0.5), {p0}, {a} * {p2}), np.{p1}) % 1000)"
                ".astype(np.float64) * 0.001"),
 }
@@ -201,7 +207,7 @@ OPS = {
 # ---- the AST ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Leaf:
-    """A program input: a float64 array named `name` of shape `shape`."""
+    """A program input: an array named `name` of shape `shape` (of the program's dtype)."""
     name: str
     shape: tuple
 
@@ -378,6 +384,7 @@ class Program:
     args: list           # one pytree of Leaf per positional parameter
     stmts: list
     out: object          # pytree of variable names
+    dtype: str = "float64"     # of every input (the NumPy rendering runs in float64)
 
     def leaves(self):
         return [leaf for a in self.args for leaf in _tree_leaves(a)]

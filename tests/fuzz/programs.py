@@ -61,8 +61,9 @@ class Scope:
 
 class _Gen:
     def __init__(self, draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                 control_weight, affine=None, lead_control=False):
+                 control_weight, affine=None, lead_control=False, dtype="float64"):
         self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
+        self.dtype = dtype       # of the inputs; the ops' templates keep it (program_ast.py)
         self.lead_control = lead_control     # the program's first statement is control flow
         self.control, self.block_stmts = control, block_stmts
         self.control_kinds, self.control_weight = control_kinds, control_weight
@@ -607,7 +608,7 @@ class _Gen:
         elif extra == 7:
             self.new_input(self.shape())
         return Program(self.arrange(self.inputs, as_args=True), stmts,
-                       self.arrange(outs, as_args=False))
+                       self.arrange(outs, as_args=False), self.dtype)
 
     def arrange(self, leaves, as_args):
         """Group leaves into pytrees: positional args (as_args) or one output tree."""
@@ -660,11 +661,13 @@ def _broadcasts(s, t):
 
 @st.composite
 def programs(draw, max_stmts=6, max_depth=2, control=True, block_stmts=3,
-             control_kinds=tuple(CONTROL), control_weight=2, affine=None, lead_control=False):
+             control_kinds=tuple(CONTROL), control_weight=2, affine=None, lead_control=False,
+             dtype="float64"):
     """A random well-typed `Program` (see the module docstring); `control_kinds`: the
     control flow drawn (`("scan_acc",)`: only accumulating scans), `control_weight` how
     often (against 11 for the other families); `affine=True`: every fori_loop body starts
     with an affine step of a carry (`_Gen.affine_step`; else one in two does), whose other
-    term is not the carry; `lead_control=True`: the first statement is control flow."""
+    term is not the carry; `lead_control=True`: the first statement is control flow;
+    `dtype`: the inputs' float dtype (the program computes in it)."""
     return _Gen(draw, max_stmts, max_depth, control, block_stmts, control_kinds,
-                control_weight, affine, lead_control).program()
+                control_weight, affine, lead_control, dtype).program()

@@ -1,7 +1,7 @@
 """Differential fuzzing: random programs through every transform, against NumPy.
 
 Each test draws random well-typed programs (tests/fuzz/programs.py) with random float64
-inputs and checks one property (tests/fuzz/checks.py).  The number of programs scales with
+inputs (the loop tests: float32 too) and checks one property (tests/fuzz/checks.py).  The number of programs scales with
 the Hypothesis profile (tests/conftest.py): the default profile is fast; run the deep one with
 
     pytest -m fuzz --hypothesis-profile=deep
@@ -217,13 +217,26 @@ def test_eager_operators_promote_as_jax(chain):
     check_promotion(*chain)
 
 
+# The loop tests below draw each program's dtype: float64, or float32 (the inputs float32,
+# every op keeping it, as JAX does), whose values are compared with the float64 NumPy
+# rendering and between tiers to checks.py's F32_TOL (away from a jump: F32_MARGIN)
+LOOP_DTYPES = ("float64", "float32")
+
+
+def _dtype_event(group):
+    """How many of the group's programs are float32 (--hypothesis-show-statistics)."""
+    event(f"float32 programs: {sum(c.prog.dtype == 'float32' for c in group)}")
+
+
 # loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the
 # scan rewrites of xforms/kernels/prepare/scan_products.py and the reverse sweeps' accumulators
 @settings(max_examples=share(0.034, cap=20))
 @given(st.lists(cases(max_stmts=2, control_kinds=("scan_acc", "fori_acc", "scan"),
-                      control_weight=20), min_size=2, max_size=2), st.booleans(),
+                      control_weight=20, dtypes=LOOP_DTYPES), min_size=2, max_size=2),
+       st.booleans(),
        st.booleans())
 def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, small=small, numba=numba)
 
 
@@ -237,9 +250,10 @@ def test_jit_of_accumulating_loops_matches_eager(group, small, numba):
 # path's forward-running reverse for_loop of session 32 fails in about one program in four)
 @settings(max_examples=share(0.1, cap=30))
 @given(st.lists(cases(max_stmts=2, max_depth=1, affine=True, lead_control=True,
-                      control_weight=20, control_kinds=("fori_traced",) * 3 + ("fori", "scan")),
-                min_size=3, max_size=3))
+                      control_weight=20, control_kinds=("fori_traced",) * 3 + ("fori", "scan"),
+                      dtypes=LOOP_DTYPES), min_size=3, max_size=3))
 def test_jit_of_transposed_loops_matches_eager(group):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
 
 
@@ -248,9 +262,10 @@ def test_jit_of_transposed_loops_matches_eager(group):
 @settings(max_examples=share(0.034, cap=20))
 @given(st.lists(cases(max_stmts=2, max_depth=2, affine=True, lead_control=True,
                       control_weight=8, control_kinds=("while_count", "while_thresh", "scan",
-                                                       "fori_traced", "fori")),
-                min_size=2, max_size=2))
+                                                       "fori_traced", "fori"),
+                      dtypes=LOOP_DTYPES), min_size=2, max_size=2))
 def test_jit_of_nested_and_while_loops_matches_eager(group):
+    _dtype_event(group)
     check_jit_group(group, derivatives=True, calls=4, paths=("llvm", "numba"))
 
 
