@@ -31,8 +31,8 @@ from ..primitives.indexing import dynamic_slice, dynamic_update_slice, index_val
 from ..numpy.indexing.subscripts import getitem as _getitem
 from ..numpy.manipulation.shapes import moveaxis as _moveaxis
 from ..numpy.elementwise.ufuncs import remainder as _remainder
-from .slicing import canonical_axis, slice_in_dim
-from .sorting import top_k
+from .slicing.slices import canonical_axis, slice_in_dim
+from .operators.sorting import top_k
 
 UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
              8: np.dtype(np.uint64)}

@@ -5,9 +5,9 @@
 """
 import numpy as np
 
-from ..core import trace as core
-from ..primitives import sorting as sp
-from ..primitives import structural as st
+from ...core import trace as core
+from ...primitives import sorting as sp
+from ...primitives import structural as st
 
 
 def _sortable(x, dimension):

@@ -6,15 +6,15 @@ reduce_precision (a float rounded to fewer exponent and mantissa bits), reduce_x
 
 import numpy as np
 
-from ..core.avals import canonicalize_dtype
-from ..numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
-from ..primitives.bits import shifts as bw
-from ..primitives import elementwise as ew
-from ..primitives.bits import float_bits as fb
-from ..primitives import structural as st
+from ...core.avals import canonicalize_dtype
+from ...numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
+from ...primitives.bits import shifts as bw
+from ...primitives import elementwise as ew
+from ...primitives.bits import float_bits as fb
+from ...primitives import structural as st
 
-from .helpers import UNSIGNED, aval_of, full_like_value
-from .slicing import canonical_axis, slice_in_dim
+from ..helpers import UNSIGNED, aval_of, full_like_value
+from ..slicing.slices import canonical_axis, slice_in_dim
 
 
 # ---- bits ------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ xforms.numpy, so that the control flow xforms.numpy is built on imports nothing 
 """
 import math
 
-from ..core import trace as core
-from ..primitives import structural as st
+from ...core import trace as core
+from ...primitives import structural as st
 
 
 def canonical_axis(axis, ndim, name):
