@@ -42,12 +42,20 @@ from .control_flow import (cond, fori_loop, map, platform_dependent, scan, switc
 from .operators.sorting import sort, sort_key_val, top_k  # noqa: F401
 from .operators.bits import (bitcast_convert_type, clz, mulhi, population_count,
                              reduce_precision, reduce_xor)  # noqa: F401
-from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broadcast_like,
-                      broadcast_shapes, broadcast_to_rank, dot_general,
-                      DotDimensionNumbers, dtype, dynamic_index_in_dim,
-                      dynamic_update_index_in_dim, empty, fft, FftType, full_like, index_in_dim,
-                      optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
-                      split, stack, tile, unstack)  # noqa: F401
+from .operators.sorting import approx_max_k, approx_min_k  # noqa: F401
+from .operators.broadcasting import (broadcast, broadcast_like, broadcast_shapes,  # noqa: F401
+                                     broadcast_to_rank, tile)
+from .operators.constructors import empty, full_like  # noqa: F401
+from .operators.products import batch_matmul, dot_general  # noqa: F401
+from ..primitives.precision import (DotDimensionNumbers, Precision,  # noqa: F401
+                                    PrecisionLike)
+from .operators.static_types import dtype  # noqa: F401
+from .operators.fourier import fft, FftType  # noqa: F401
+from .operators.hints import optimization_barrier  # noqa: F401
+from .operators.rounding import round, RoundingMethod  # noqa: F401
+from .slicing.indices import (dynamic_index_in_dim, dynamic_update_index_in_dim,  # noqa: F401
+                              index_in_dim)
+from .slicing.stacking import split, stack, unstack  # noqa: F401
 from .slicing.slices import collapse, slice_in_dim  # noqa: F401
 from .reductions.folds import associative_scan, cumlogsumexp, reduce  # noqa: F401
 from .slicing.gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode,
@@ -505,8 +513,10 @@ del _name, _doc, _f
 
 
 # ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
-from .helpers import (composite, DotAlgorithm, DotAlgorithmPreset, index_take,  # noqa: E402
-                      pcast, shape_as_value)
+from .operators.hints import composite, pcast  # noqa: E402
+from ..primitives.precision import DotAlgorithm, DotAlgorithmPreset  # noqa: E402
+from .operators.static_types import shape_as_value  # noqa: E402
+from .slicing.indices import index_take  # noqa: E402
 from .operators.ragged import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402
                                ragged_dot_general)
 from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402

@@ -14,7 +14,7 @@ import numpy as np
 from ...numpy.manipulation.shapes import moveaxis
 from .dilated import (ConvDimensionNumbers, conv_transpose_padding, conv_dimension_numbers,
                       conv_general_dilated, conv_general_permutations, padtype_to_pads)
-from ..helpers import dot_general
+from ..operators.products import dot_general
 
 # JAX's annotation of conv dimension_numbers: string specs, axis tuples or None
 ConvGeneralDilatedDimensionNumbers = Optional[Union[Tuple[str, str, str], ConvDimensionNumbers]]

@@ -14,7 +14,7 @@ from ...primitives.special import functions as ps
 from ...primitives.structural import broadcast_in_dim_p
 
 from ..control_flow import while_loop
-from ..helpers import aval_of
+from ...core.trace import get_aval as aval_of
 
 
 # ---- special functions under their lax names ------------------------------------------------

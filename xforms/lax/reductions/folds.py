@@ -15,7 +15,7 @@ from ...primitives import structural as st
 from ...transforms.vmap import vmap_jaxpr
 from ...tree_util import tree_flatten, tree_unflatten
 
-from ..helpers import aval_of
+from ...core.trace import get_aval as aval_of
 from ..slicing.slices import canonical_axis, slice_in_dim
 
 
