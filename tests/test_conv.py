@@ -344,7 +344,7 @@ WINDOW_CASES = [   # (init, lax op, numpy op, window, strides, padding, base_dil
      ((0, 0), (1, 2), (0, 1), (0, 0)), (1, 2, 1, 1), (1, 1, 2, 1)),
     (1.5, "add", np.add, (1, 2, 2, 1), (1, 1, 2, 1), "SAME_LOWER", None, (1, 2, 1, 1)),
     (-np.inf, "max", np.maximum, (1, 3, 3, 1), (1, 2, 2, 1), "SAME", None, None),
-    # windows that tile the operand (xforms/lax/windowed.py's `_tiled_extreme`), padded
+    # windows that tile the operand (xforms/lax/reductions/windowed.py's `_tiled_extreme`), padded
     (np.inf, "min", np.minimum, (1, 2, 3, 1), (1, 2, 3, 1), ((0, 0), (1, 0), (0, 2), (0, 0)),
      None, None),
 ]

@@ -211,3 +211,30 @@ def test_an_integer_counter_converted_in_a_body_matches_the_impl(dtype):
     for got, want in zip(compile_body(body)(*args), interpreted(body, *args)):
         assert np.asarray(got).dtype == np.asarray(want).dtype
         assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def test_the_statements_spelled_are_the_primitives_declaring_a_loop_spelling():
+    """eager_bodies.py spells a primitive with params as a view, cast, copy, sum, call or
+    fill only where its block declares `loop_spelling` (the fact the fast tier's cost model
+    prices, xforms/exec/eager_cost.py); a primitive without it calls its impl, whatever
+    its name."""
+    from xforms.core.facts import declare
+    from xforms.primitives.control import eager_bodies as eb
+    x, i = np.arange(4.0), np.arange(4, dtype=np.int32)
+    closed = xf.make_jaxpr(lambda x, i: (
+        lax.slice(x, (1,), (3,)), lax.reshape(x, (2, 2)), lax.squeeze(x[None], (0,)),
+        lax.convert_element_type(i, np.float64), lax.concatenate([x, x], 0),
+        lax.pad(x, 0.0, ((1, 1, 0),)), lax.reduce_sum(x, (0,)),
+        lax.broadcast_in_dim(x[0], (3,), ())))(x, i)
+    b = eb._Builder(closed)
+    b.build()
+    spelled = {e.prim.name for e in closed.jaxpr.eqns if e.prim.facts.loop_spelling
+               and eb._special(b, e, [b.ref(a) for a in e.invars]) is not None}
+    assert spelled == {"slice", "reshape", "squeeze", "convert_element_type", "concatenate",
+                       "pad", "reduce_sum", "broadcast_in_dim"}
+    toy = core.Primitive("reshape")          # a reshape by name only: no fact, its impl
+    eqn = next(e for e in closed.jaxpr.eqns if e.prim.name == "reshape")
+    eqn_toy = type(eqn)(toy, eqn.invars, eqn.outvars, eqn.params)
+    assert eb._special(b, eqn_toy, [b.ref(a) for a in eqn.invars]) is None
+    declare(toy, loop_spelling="view")
+    assert eb._special(b, eqn_toy, [b.ref(a) for a in eqn.invars]) is not None

@@ -1,5 +1,5 @@
 """lax.gather and the lax.scatter family with JAX's dimension numbers
-(xforms/lax/gather_scatter.py): the patterns jax.numpy's own indexing emits (rows, columns,
+(xforms/lax/slicing/gather_scatter.py): the patterns jax.numpy's own indexing emits (rows, columns,
 points, take_along_axis's batching dims, windows), values against JAX's (recorded below),
 under jit on the compiled tier and vmap; derivatives by check_grads to second order."""
 import numpy as np

@@ -1,4 +1,6 @@
-"""The small jax.lax helpers (xforms/lax/helpers.py, lax.map's batch_size): values against
+"""The small jax.lax functions (xforms/lax/operators/ and slicing/: broadcasting,
+constructors, products, fourier, rounding, hints, static_types, indices, stacking, sorting's
+approx_max_k; lax.map's batch_size): values against
 JAX's, recorded here as literals with jax 0.10.2 (jax_enable_x64) because CI has no jax,
 or against NumPy; derivatives by check_grads (forward and reverse, second order); jit on
 the compiled tier and vmap."""

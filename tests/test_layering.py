@@ -202,11 +202,12 @@ def test_no_upward_imports_inside_a_layer():
 # The wrappers, one layer with an order of its own (bottom to top): xforms.numpy is built on
 # the parts of lax that JAX's numpy is built on too -- the control flow (gcd's while_loop,
 # a ufunc's reduce by fori_loop), conv_general_dilated (convolve), slicing -- and the rest of
-# lax (helpers, linalg, ragged, windowed, ...) on numpy's functions, as JAX's lax/linalg and
+# lax (linalg, ragged, windowed, indices, ...) on numpy's functions, as JAX's lax/linalg and
 # lax/other are on jnp.  What every wrapper needs of its operands (validation, promotion,
 # eager results, asarray) is below them all, in the primitives layer
 # (xforms/primitives/operands/).  So imports between the two packages go one way at each level.
-LAX_BASE = ["xforms.lax.control_flow", "xforms.lax.convolution", "xforms.lax.slicing"]
+LAX_BASE = ["xforms.lax.control_flow", "xforms.lax.convolution.dilated",
+            "xforms.lax.slicing.slices"]
 WRAPPERS = [LAX_BASE,
             ["xforms.extend", "xforms.numpy"],
             ["xforms.lax"]]
@@ -255,13 +256,13 @@ def test_the_wrapper_check_finds_numpy_importing_lax_and_its_control_flow_the_he
              "xforms.numpy.ufunc_api": {"xforms.lax.control_flow": 95},
              "xforms.lax.control_flow.loops": {"xforms.lax.helpers": 18,
                                                "xforms.numpy._util": 78},
-             "xforms.lax.convolution": {"xforms.numpy._util": 16,
-                                        "xforms.primitives.operands": 16},
+             "xforms.lax.convolution.dilated": {"xforms.numpy._util": 16,
+                                                "xforms.primitives.operands": 16},
              "xforms.lax.helpers": {"xforms.numpy.indexing": 28}}
     assert wrapper_upward_edges(graph) == [
         ("xforms.lax.control_flow.loops", "xforms.lax.helpers", 18),
         ("xforms.lax.control_flow.loops", "xforms.numpy._util", 78),
-        ("xforms.lax.convolution", "xforms.numpy._util", 16),
+        ("xforms.lax.convolution.dilated", "xforms.numpy._util", 16),
         ("xforms.numpy.mathfuncs", "xforms.lax", 208)]
 
 
@@ -377,16 +378,19 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     assert layer_of("xforms.random") == layer_of("xforms.jit") > layer_of("xforms.kernels")
 
 
-def test_no_numpy_module_is_named_like_a_public_name():
+def test_no_numpy_or_lax_module_is_named_like_a_public_name():
     # a submodule named like a function of its package (numpy/convolve.py beside
-    # xnp.convolve) is the function only while nothing imports the module again by its path
+    # xnp.convolve; a lax/fft.py beside lax.fft) is the function only while nothing imports
+    # the module again by its path
     import importlib
     import pkgutil
+    import xforms.lax as lax
     import xforms.numpy as xnp
     shadowed = []
-    for m in pkgutil.walk_packages(xnp.__path__, "xforms.numpy."):
-        mod = importlib.import_module(m.name)
-        parent, _, leaf = m.name.rpartition(".")
-        if getattr(importlib.import_module(parent), leaf, mod) is not mod:
-            shadowed.append(m.name)
+    for pkg in (xnp, lax):
+        for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(m.name)
+            parent, _, leaf = m.name.rpartition(".")
+            if getattr(importlib.import_module(parent), leaf, mod) is not mod:
+                shadowed.append(m.name)
     assert not shadowed, f"modules named like a public name of their package: {shadowed}"

@@ -379,7 +379,8 @@ def test_an_elementwise_primitive_needs_no_kernel_code():
 # backends' spellings of a declared `reduce_op` / `cumulative`, not per-primitive tables.
 _MONOIDS = frozenset(sr.REDUCE_OPS | {"logaddexp"})
 _SCANNED = ("xforms/kernels", "xforms/transforms", "xforms/core/eager/reuse.py", "xforms/exec/tiered.py",
-            "xforms/primitives/control/eager_bodies.py", "xforms/jit", "xforms/custom.py")
+            "xforms/exec/eager_cost.py", "xforms/primitives/control/eager_bodies.py",
+            "xforms/jit", "xforms/custom.py")
 # the tables naming primitives that stay where they are, and why
 _KEPT = {
     ("xforms/kernels/prepare/scalarize.py", "broadcast_in_dim"):
@@ -445,6 +446,8 @@ _KEPT = {
         "float spellings (scalar.py `_SPELLED`)",
     ("xforms/primitives/control/eager_bodies.py", "squeeze"):
         "code: the eager evaluator's statements for structural primitives (a printer)",
+    ("xforms/exec/eager_cost.py", "gather"): "measured per-call overheads of gather and the "
+        "scatter family (CALL_NS, by name prefix: a scatter's copy, the index handling)",
 }
 
 
@@ -479,6 +482,19 @@ def test_vectorised_complex_kernels_are_facts():
     assert chosen == {"exp": "redo", "log": "vector", "log1p": "vector"}
     with pytest.raises(ValueError, match="vec_complex"):
         facts.declare(xforms.core.trace.Primitive("toy_exp"), vec_complex="always")
+
+
+def test_eager_loop_spellings_are_facts():
+    """How the eager loop evaluator's generated Python spells a primitive with params
+    (xforms/primitives/control/eager_bodies.py) -- which the fast tier's cost model prices,
+    xforms/exec/eager_cost.py -- is the primitive's `loop_spelling` fact, not a table of
+    names in either module."""
+    spelled = {p.name: p.facts.loop_spelling for p in ALL_PRIMITIVES if p.facts.loop_spelling}
+    assert spelled == {"slice": "view", "squeeze": "view", "reshape": "view",
+                       "convert_element_type": "cast", "pad": "copy", "reduce_sum": "reduce",
+                       "concatenate": "call", "broadcast_in_dim": "fill"}
+    with pytest.raises(ValueError, match="loop_spelling"):
+        facts.declare(xforms.core.trace.Primitive("toy_view"), loop_spelling="index")
 
 
 def _name_tables(path, names):

@@ -266,7 +266,7 @@ def test_convolution_kernel_with_batch_groups_and_every_dilation():
 
 
 def test_max_pooling_and_its_gradient_match_the_cpu():
-    """Tiled max pooling (xforms/lax/windowed.py: winner index, masked window sum) is
+    """Tiled max pooling (xforms/lax/reductions/windowed.py: winner index, masked window sum) is
     made of ordinary primitives: values and gradient on CUDA equal the CPU's."""
     x = np.random.default_rng(3).normal(size=(1, 5, 4, 2))
     pool = lambda v: lax.reduce_window(v, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1),  # noqa

@@ -77,6 +77,10 @@ EAGER_WORK = (None, "matrix", "n_log_n", "window")
 #: the values of `Facts.vec_complex`
 VEC_COMPLEX = (None, "vector", "redo")
 
+#: the values of `Facts.loop_spelling` (xforms/primitives/control/eager_bodies.py prints each;
+#: xforms/exec/eager_cost.py prices each)
+LOOP_SPELLINGS = (None, "view", "cast", "copy", "reduce", "call", "fill")
+
 #: the math-function slots of `Facts.math`, per backend and real/complex operands
 MATH_TARGETS = ("cpu", "cpu_complex", "cuda", "cuda_complex")
 
@@ -168,6 +172,14 @@ class Facts:
     numpy_fn:    fn(*xs) -> array: the NumPy function an ELEMENTWISE primitive computes
                  when it has no params (its impl, unwrapped): the eager loop evaluator
                  calls it directly (xforms/primitives/control/eager_bodies.py)
+    loop_spelling: how that evaluator's generated Python spells a primitive with params,
+                 instead of calling its impl (the fast tier's cost model prices the
+                 spelling, xforms/exec/eager_cost.py): "view" (an index or a reshape of
+                 the operand: slice, squeeze, reshape), "cast" (a scalar type's call or
+                 astype), "copy" (the operand written into a filled template: pad),
+                 "reduce" (NumPy's add.reduce), "call" (one NumPy call over the operands:
+                 concatenate), "fill" (np.full of a scalar operand; other operands call
+                 the impl); None: the impl is called
     """
     kind: str = OP
     math: dict = field(default_factory=dict)
@@ -202,6 +214,7 @@ class Facts:
     guarded: bool = False
     cumulative: Optional[str] = None
     effect: Optional[Callable] = None
+    loop_spelling: Optional[str] = None
 
 
 def declare(prim, kind=None, **facts):
@@ -215,6 +228,9 @@ def declare(prim, kind=None, **facts):
     if facts.get("vec_complex") not in VEC_COMPLEX:
         raise ValueError(f"unknown vec_complex {facts['vec_complex']!r} for {prim}; one of "
                          f"{VEC_COMPLEX}")
+    if facts.get("loop_spelling") not in LOOP_SPELLINGS:
+        raise ValueError(f"unknown loop_spelling {facts['loop_spelling']!r} for {prim}; one "
+                         f"of {LOOP_SPELLINGS}")
     if not callable(facts.get("effect", len)):
         raise TypeError(f"the effect fact of {prim} is a function of the params returning "
                         "its effects (a frozenset of xforms.core.ir.Effect)")

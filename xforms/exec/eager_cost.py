@@ -252,11 +252,11 @@ def _weight(eqn, weight):
     """
     if weight != LOOP_WEIGHT:
         return weight
-    facts, name = eqn.prim.facts, eqn.prim.name
-    if name in _SPELLED or facts.kind in (GATHER_SCATTER, CONTROL, CALL):  # (CALL_NS: theirs)
-        return LOOP_CALL_WEIGHT if name == "concatenate" else LOOP_WEIGHT
-    if name == "broadcast_in_dim":          # a fill of a scalar, else the impl
+    facts, spelling = eqn.prim.facts, eqn.prim.facts.loop_spelling
+    if spelling == "fill":                  # a fill of a scalar, else the impl
         return LOOP_IMPL_WEIGHT if _shape(eqn.invars[0].aval) else LOOP_WEIGHT
+    if spelling is not None or facts.kind in (GATHER_SCATTER, CONTROL, CALL):  # (CALL_NS)
+        return LOOP_CALL_WEIGHT if spelling == "call" else LOOP_WEIGHT
     if facts.kind != ELEMENTWISE:
         return LOOP_IMPL_WEIGHT
     floats = all(getattr(v.aval, "dtype", None) is not None and v.aval.dtype.kind == "f"
@@ -269,11 +269,6 @@ def _weight(eqn, weight):
     if facts.numpy_fn is not None and not eqn.params:
         return LOOP_CALL_WEIGHT
     return LOOP_IMPL_WEIGHT
-
-
-# structural primitives eager_bodies.py spells as a view, a cast or one NumPy call
-_SPELLED = frozenset(("slice", "squeeze", "reshape", "convert_element_type", "concatenate",
-                      "pad", "reduce_sum"))
 
 
 def _shape(aval):

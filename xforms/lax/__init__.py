@@ -39,24 +39,33 @@ from ..primitives.structural import (broadcast_in_dim, concatenate, expand_dims,
 from ..primitives.structural import full as _full, iota as _iota
 from .control_flow import (cond, fori_loop, map, platform_dependent, scan, switch,  # noqa: F401
                            while_loop)
-from .sorting import sort, sort_key_val, top_k  # noqa: F401
-from .bits import (bitcast_convert_type, clz, mulhi, population_count, reduce_precision,
-                   reduce_xor)  # noqa: F401
-from .helpers import (approx_max_k, approx_min_k, batch_matmul, broadcast, broadcast_like,
-                      broadcast_shapes, broadcast_to_rank, dot_general,
-                      DotDimensionNumbers, dtype, dynamic_index_in_dim,
-                      dynamic_update_index_in_dim, empty, fft, FftType, full_like, index_in_dim,
-                      optimization_barrier, Precision, PrecisionLike, round, RoundingMethod,
-                      split, stack, tile, unstack)  # noqa: F401
-from .slicing import collapse, slice_in_dim  # noqa: F401
-from .scans import associative_scan, cumlogsumexp, reduce  # noqa: F401
-from .gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode, scatter,
-                             scatter_add, scatter_max, scatter_min, scatter_mul, scatter_sub,
-                             ScatterDimensionNumbers)  # noqa: F401
-from . import gather_scatter as _gs
-from .special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc, igamma,
-                      igamma_grad_a, igammac, lgamma, nextafter, polygamma, random_gamma_grad,
-                      zeta)  # noqa: F401
+from .operators.sorting import sort, sort_key_val, top_k  # noqa: F401
+from .operators.bits import (bitcast_convert_type, clz, mulhi, population_count,
+                             reduce_precision, reduce_xor)  # noqa: F401
+from .operators.sorting import approx_max_k, approx_min_k  # noqa: F401
+from .operators.broadcasting import (broadcast, broadcast_like, broadcast_shapes,  # noqa: F401
+                                     broadcast_to_rank, tile)
+from .operators.constructors import empty, full_like  # noqa: F401
+from .operators.products import batch_matmul, dot_general  # noqa: F401
+from ..primitives.precision import (DotDimensionNumbers, Precision,  # noqa: F401
+                                    PrecisionLike)
+from .operators.static_types import dtype  # noqa: F401
+from .operators.fourier import fft, FftType  # noqa: F401
+from .operators.hints import optimization_barrier  # noqa: F401
+from .operators.rounding import round, RoundingMethod  # noqa: F401
+from .slicing.indices import (dynamic_index_in_dim, dynamic_update_index_in_dim,  # noqa: F401
+                              index_in_dim)
+from .slicing.stacking import split, stack, unstack  # noqa: F401
+from .slicing.slices import collapse, slice_in_dim  # noqa: F401
+from .reductions.folds import associative_scan, cumlogsumexp, reduce  # noqa: F401
+from .slicing.gather_scatter import (gather, GatherDimensionNumbers, GatherScatterMode,
+                                     scatter, scatter_add, scatter_max, scatter_min,
+                                     scatter_mul, scatter_sub,
+                                     ScatterDimensionNumbers)  # noqa: F401
+from .slicing import gather_scatter as _gs
+from .operators.special import (bessel_i0e, bessel_i1e, betainc, digamma, erf, erf_inv, erfc,
+                                igamma, igamma_grad_a, igammac, lgamma, nextafter, polygamma,
+                                random_gamma_grad, zeta)  # noqa: F401
 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):
@@ -415,15 +424,16 @@ from .collectives import (all_gather, all_to_all, axis_index, axis_size, pmax,  
                           pbroadcast, pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
                           pswapaxes)
 
-from .convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
-                          conv_general_dilated, conv_transpose, conv_with_general_padding,
-                          padtype_to_pads)
-from .windowed import reduce_window  # noqa: E402
+from .convolution.dilated import (ConvDimensionNumbers, conv,  # noqa: E402
+                                  conv_dimension_numbers, conv_general_dilated, conv_transpose,
+                                  conv_with_general_padding, padtype_to_pads)
+from .reductions.windowed import reduce_window  # noqa: E402
 from .control_flow.solves import custom_linear_solve, custom_root  # noqa: E402
-from .convolution import conv_general_permutations  # noqa: E402,F401
-from .shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
-                     conv_general_dilated_patches, conv_general_shape_tuple,
-                     conv_shape_tuple, conv_transpose_shape_tuple, reduce_window_shape_tuple)
+from .convolution.dilated import conv_general_permutations  # noqa: E402,F401
+from .convolution.shapes import (ConvGeneralDilatedDimensionNumbers,  # noqa: E402,F401
+                                 conv_general_dilated_patches, conv_general_shape_tuple,
+                                 conv_shape_tuple, conv_transpose_shape_tuple,
+                                 reduce_window_shape_tuple)
 
 __all__ = [
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "pshuffle",
@@ -503,11 +513,14 @@ del _name, _doc, _f
 
 
 # ---- more jax.lax names (#36): index_take, ragged_dot, the bit generators, the hints --------
-from .helpers import (composite, DotAlgorithm, DotAlgorithmPreset, index_take,  # noqa: E402
-                      pcast, shape_as_value)
-from .ragged import RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general  # noqa: E402
+from .operators.hints import composite, pcast  # noqa: E402
+from ..primitives.precision import DotAlgorithm, DotAlgorithmPreset  # noqa: E402
+from .operators.static_types import shape_as_value  # noqa: E402
+from .slicing.indices import index_take  # noqa: E402
+from .operators.ragged import (RaggedDotDimensionNumbers, ragged_dot,  # noqa: E402
+                               ragged_dot_general)
 from .rng import RandomAlgorithm, rng_bit_generator, rng_uniform  # noqa: E402
-from .shapes import conv_general_dilated_local  # noqa: E402
+from .convolution.shapes import conv_general_dilated_local  # noqa: E402
 
 __all__ += ["composite", "conv_general_dilated_local", "DotAlgorithm", "DotAlgorithmPreset",
             "index_take", "pcast", "ragged_dot",

@@ -17,7 +17,7 @@ def _operands(x, y, preferred_element_type):
 
 
 def _conv1d(x, y, mode, op, precision, preferred_element_type):
-    from ..lax.convolution import conv_general_dilated
+    from ..lax.convolution.dilated import conv_general_dilated
     from .manipulation.shapes import flip
     from .elementwise.ufuncs import conj
     if aval(x).ndim != 1 or aval(y).ndim != 1:

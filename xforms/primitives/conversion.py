@@ -70,7 +70,7 @@ impl_rules[convert_element_type_p] = _convert_impl
 defvectorized(convert_element_type_p)
 declare(convert_element_type_p, ELEMENTWISE, simplify="unary", cheap=True,
         # (a change of weak type alone is no no-op: a jit output keeps it, as JAX's)
-        noop=lambda eqn: eqn.invars[0].aval == eqn.outvars[0].aval)
+        noop=lambda eqn: eqn.invars[0].aval == eqn.outvars[0].aval, loop_spelling="cast")
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):

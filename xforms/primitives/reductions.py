@@ -84,6 +84,7 @@ def _slow_column_sum(x, axes, acc):
 
 
 reduce_sum_p = _def_reducer(engine_prims.reduce_sum_p, _accumulating(np.add), lambda dt: 0)
+declare(reduce_sum_p, loop_spelling="reduce")      # (eager loop bodies: np.add.reduce)
 _sum_aval = abstract_eval_rules[reduce_sum_p]
 
 

@@ -26,7 +26,8 @@ def _same_aval(eqn):
 # --- broadcast_in_dim: operand dim i becomes output dim broadcast_dimensions[i] -------------
 broadcast_in_dim_p = engine_prims.broadcast_in_dim_p
 declare(broadcast_in_dim_p, VIEW, noop=lambda eqn: _same_aval(eqn) and (
-    eqn.params["broadcast_dimensions"] == tuple(range(len(eqn.params["shape"])))))
+    eqn.params["broadcast_dimensions"] == tuple(range(len(eqn.params["shape"])))),
+        loop_spelling="fill")
 
 
 def _broadcast_in_dim_aval(x, *, shape, broadcast_dimensions):
@@ -78,7 +79,8 @@ vmap_rules[broadcast_in_dim_p] = _broadcast_in_dim_vmap
 
 # --- reshape -----------------------------------------------------------------------------
 reshape_p = primitive("reshape")
-declare(reshape_p, VIEW, noop=_same_aval, aliases=0)   # as an op: a view of operand 0
+declare(reshape_p, VIEW, noop=_same_aval, aliases=0,   # as an op: a view of operand 0
+        loop_spelling="view")
 
 
 def _reshape_aval(x, *, new_sizes):
@@ -129,7 +131,7 @@ vmap_rules[transpose_p] = _transpose_vmap
 
 # --- squeeze -----------------------------------------------------------------------------
 squeeze_p = primitive("squeeze")
-declare(squeeze_p, VIEW, noop=_same_aval)
+declare(squeeze_p, VIEW, noop=_same_aval, loop_spelling="view")
 
 
 def _squeeze_aval(x, *, dimensions):
@@ -191,7 +193,7 @@ class _SlicePrimitive(core.Primitive):
 
 
 slice_p = primitive("slice", cls=_SlicePrimitive)
-declare(slice_p, VIEW)
+declare(slice_p, VIEW, loop_spelling="view")
 
 
 def _slice_aval(x, *, start_indices, limit_indices, strides):
@@ -247,7 +249,8 @@ vmap_rules[slice_p] = _slice_vmap
 # --- pad(x, padding_value): (lo, hi, interior) per dimension; negative lo/hi crop -------------
 pad_p = primitive("pad")
 declare(pad_p, OP, fresh=True,   # eager: a new array (or a crop of one), and
-        pad_fold=True)           # add(a, pad(y, 0)) folds to out[window] += y
+        pad_fold=True,           # add(a, pad(y, 0)) folds to out[window] += y
+        loop_spelling="copy")
 
 
 def _pad_aval(x, v, *, padding_config):
@@ -338,7 +341,7 @@ vmap_rules[pad_p] = _pad_vmap
 
 # --- concatenate --------------------------------------------------------------------------
 concatenate_p = primitive("concatenate")
-declare(concatenate_p, OP)
+declare(concatenate_p, OP, loop_spelling="call")
 
 
 def _concatenate_aval(*xs, dimension):

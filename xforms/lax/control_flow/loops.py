@@ -15,7 +15,7 @@ from ...primitives.elementwise import add, convert_element_type, max, sub
 from ...primitives.structural import concatenate, reshape
 from ...transforms.vmap import vmap_jaxpr
 from ...tree_util import tree_map, tree_unflatten
-from ..slicing import collapse, slice_in_dim
+from ..slicing.slices import collapse, slice_in_dim
 from .common import flatten, promote_leaves, trace_fun, trace_carry, call_site
 
 _i64 = ShapedArray((), np.int64)

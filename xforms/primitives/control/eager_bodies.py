@@ -125,6 +125,8 @@ def _special(b, e, ins):
         b.lines.append(f"_t = {b.const(fn, '_u')}({', '.join(ins)})")
         b._check("_t", out.dtype)
         return "_t"
+    if facts.loop_spelling is None:      # (a primitive spelled below declares how: its facts)
+        return None
     x = ins[0] if ins else None
     x_aval = in_avals[0] if in_avals else None
     if name == "slice" and x_aval.ndim:

@@ -8,7 +8,7 @@ and `convolve2d` / `correlate2d`, with JAX's semantics ('full'/'same'/'valid'; m
 """
 import numpy as np
 
-from ...lax.convolution import conv_general_dilated
+from ...lax.convolution.dilated import conv_general_dilated
 from ...numpy.manipulation.shapes import flip
 from ...primitives.operands import aval, asarray_operand
 from ...numpy.elementwise.ufuncs import conj

@@ -36,7 +36,8 @@ bits.
 
     copies(step)            # for buffers.arrays_written: an array of the kernel each
     prepare(m, step)        # before the loop: the transposes, the aligned copies;
-                            # `m.transposed`, `m.aligned` say where the products read B
+                            # `m.invariant_b` (products.InvariantB) says where the
+                            # products read B
 """
 import numpy as np
 
@@ -108,7 +109,8 @@ def copies(step):
 
 def prepare(m, step):
     """Before Control `step`'s loop: each copy written from the operand bound to the const
-    it transposes, and `m.transposed[const]` its data pointer (products.emit reads it)."""
+    it transposes, and where the products read it in `m.invariant_b` (products.InvariantB:
+    the transposed copy's data, or what `_align` chose; products.emit reads it)."""
     ts = copies(step)
     if not ts:
         return
@@ -119,10 +121,10 @@ def prepare(m, step):
         if src not in m.arrays or t not in m.arrays:
             raise Refused("a transposed const that is no array of the module")
         if isinstance(t, Aligned):
-            m.aligned[t.var] = _align(m, m.arrays[src][0], m.arrays[t][0], t)
+            m.invariant_b.aligned[t.var] = _align(m, m.arrays[src][0], m.arrays[t][0], t)
             continue
         _transpose(m, m.arrays[src][0], m.arrays[t][0], t)
-        m.transposed[t.var] = m.arrays[t][0]
+        m.invariant_b.transposed[t.var] = m.arrays[t][0]
 
 
 def _align(m, src, dst, t):

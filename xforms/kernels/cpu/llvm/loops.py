@@ -142,8 +142,7 @@ class Loops(Expressions):
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
         self.invariant = {}       # a Load read before the innermost loop (row_reads.py)
-        self.transposed = {}      # a control body's const -> its transposed copy (invariants)
-        self.aligned = {}         # a control body's const -> where its nests read it (invariants)
+        self.invariant_b = products.InvariantB()   # a control body's consts read as B
         self.chunk_flags = None   # the chunks' nan flags (threaded.py; sin/cos/tan)
         self.views = indexing.all_views(plan)   # var -> the var whose buffer it lives in
         self.pooled = []          # outputs from the executable's pool (`text`: `pooled_outputs`)

@@ -59,7 +59,7 @@ def product(m, st, ty):
     out = eqn.outvars[0]
     if st.acc is not None:
         raise Refused("a product into a concatenate's slot added into a value")
-    if eqn.invars[1] in getattr(m, "transposed", {}):
+    if eqn.invars[1] in m.invariant_b.transposed:
         raise Refused("a product into a concatenate's slot of a loop's transposed const")
     mats = slot_view(m.plan.placed[out], product_shape(eqn))
     if views.takes(eqn):

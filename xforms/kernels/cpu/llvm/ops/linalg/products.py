@@ -2,7 +2,8 @@
 written as the BLAS calls the Numba kernel makes, so that the results are its bit for bit.
 
     spec = accepts(step.eqn)        # raises scalar.Refused outside the class
-    emit(module, spec)              # module: the loops.py `Loops` being written
+    emit(module, spec)              # module: the loops.py `Loops` being written, whose
+                                    # `invariant_b` (an `InvariantB`) says where B is read
 
 The Numba kernel spells a product `mm_nn/nt/tn/tt(x, y, out)` (xforms/kernels/cpu/numba/ops.py
 `_dot_general`, xforms/kernels/runtime/cpu_runtime.py `_mm_codegen`): per matrix of the
@@ -57,6 +58,20 @@ class Spec:
         self.perms = perms
 
 
+class InvariantB:
+    """Where a control body's products read a B that is a const of the loop, prepared once
+    before it (llvm/invariants.py `prepare` fills it): `transposed[var]`, the data of its
+    transposed copy; `aligned[var]`, what the nest reads (var's data where it starts on a
+    64-byte line, else its aligned copy).  Every module products are written into holds one
+    as `invariant_b` (llvm/loops.py `Loops`), empty outside control bodies.
+
+        >>> mod.invariant_b.aligned[w]      # '%v12': a select of w's data and its copy
+    """
+
+    def __init__(self):
+        self.transposed, self.aligned = {}, {}
+
+
 def accepts(eqn, ty, copied=False):
     """The `Spec` of dot_general `eqn` (element type `ty`: "float"/"double"), or Refused;
     with `copied`, also a product whose operands the Numba kernel copies into a transposed
@@ -95,7 +110,7 @@ def emit(mod, spec, acc=None):
         raise Refused("a product of values that are no arrays of the module")
     xd, yd = mod.arrays[x][0], mod.arrays[y][0]
     if spec.perms != (None, None):
-        if acc is not None or y in getattr(mod, "transposed", {}):
+        if acc is not None or y in mod.invariant_b.transposed:
             raise Refused("a product of copied operands added into a value or in a loop")
         xd, yd, copies = _copies(mod, spec, xd, yd)
         _product(mod, spec, acc, xd, yd)
@@ -143,14 +158,15 @@ def _product(mod, spec, acc, xd, yd):
     """`emit`'s product on operands at `xd`, `yd` (read in `spec`'s layouts)."""
     x, y = spec.eqn.invars
     out = spec.eqn.outvars[0]
-    if y in getattr(mod, "transposed", {}) and spec.yl == "t" and nest_takes(spec, copied=True):
+    inv = mod.invariant_b
+    if y in inv.transposed and spec.yl == "t" and nest_takes(spec, copied=True):
         # a control body's const B, transposed once before the loop (invariants.py): the
         # untransposed nest on the copy, which packs nothing
         spec = Spec(spec.eqn, spec.ty, spec.batch, spec.m, spec.k, spec.n, spec.xl, "n")
-        yd = mod.transposed[y]
-    elif (y in getattr(mod, "aligned", {}) and spec.yl == "n" and nest_takes(spec)
+        yd = inv.transposed[y]
+    elif (y in inv.aligned and spec.yl == "n" and nest_takes(spec)
           and yd == mod.arrays[y][0]):      # (not a copy `_copies` made)
-        yd = mod.aligned[y]         # (B on a 64-byte line: invariants.py `Aligned`)
+        yd = inv.aligned[y]         # (B on a 64-byte line: invariants.py `Aligned`)
     if acc is not None:
         _accumulate(mod, spec, acc, xd, yd)
         return

@@ -7,14 +7,14 @@ checked by name, then the primitives of xforms/primitives/special/functions.py.
 
 import numpy as np
 
-from ..primitives import elementwise as ew
-from ..primitives.bits import float_bits as fb
-from ..primitives.reductions import reduce_or
-from ..primitives.special import functions as ps
-from ..primitives.structural import broadcast_in_dim_p
+from ...primitives import elementwise as ew
+from ...primitives.bits import float_bits as fb
+from ...primitives.reductions import reduce_or
+from ...primitives.special import functions as ps
+from ...primitives.structural import broadcast_in_dim_p
 
-from .control_flow import while_loop
-from .helpers import aval_of
+from ..control_flow import while_loop
+from ...core.trace import get_aval as aval_of
 
 
 # ---- special functions under their lax names ------------------------------------------------

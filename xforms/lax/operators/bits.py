@@ -6,15 +6,19 @@ reduce_precision (a float rounded to fewer exponent and mantissa bits), reduce_x
 
 import numpy as np
 
-from ..core.avals import canonicalize_dtype
-from ..numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
-from ..primitives.bits import shifts as bw
-from ..primitives import elementwise as ew
-from ..primitives.bits import float_bits as fb
-from ..primitives import structural as st
+from ...core.avals import canonicalize_dtype
+from ...numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
+from ...primitives.bits import shifts as bw
+from ...primitives import elementwise as ew
+from ...primitives.bits import float_bits as fb
+from ...primitives import structural as st
 
-from .helpers import UNSIGNED, aval_of, full_like_value
-from .slicing import canonical_axis, slice_in_dim
+from ...core.trace import get_aval as aval_of
+from ..slicing.slices import canonical_axis, slice_in_dim
+from .constructors import full_like
+
+UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+            8: np.dtype(np.uint64)}
 
 
 # ---- bits ------------------------------------------------------------------------------------
@@ -111,8 +115,8 @@ def _to_float32_format(x):
     safe = ew.select_n(over, x, np.float64(0.0))
     rounded = ew.convert_element_type(ew.convert_element_type(safe, np.float32), np.float64)
     # signed zeros and infinities, each computed only from the entries that take them
-    zero = ew.mul(ew.select_n(below, full_like_value(x, 0.0), x), np.float64(0.0))
-    inf = ew.mul(ew.sign(ew.select_n(over, full_like_value(x, 1.0), x)), np.float64(np.inf))
+    zero = ew.mul(ew.select_n(below, full_like(x, 0.0), x), np.float64(0.0))
+    inf = ew.mul(ew.sign(ew.select_n(over, full_like(x, 1.0), x)), np.float64(np.inf))
     return ew.select_n(over, ew.select_n(below, rounded, zero), inf)
 
 
@@ -163,7 +167,7 @@ def mulhi(x, y):
     ux, uy = ew.convert_element_type(x, u), ew.convert_element_type(y, u)
     hi = _mulhi_u64(ux, uy)
     if dt.kind == "i":        # two's complement: subtract y where x < 0 and x where y < 0
-        zero = full_like_value(ux, 0)
+        zero = full_like(ux, 0)
         hi = ew.sub(hi, ew.select_n(ew.lt(x, dt.type(0)), zero, uy))
         hi = ew.sub(hi, ew.select_n(ew.lt(y, dt.type(0)), zero, ux))
     return ew.convert_element_type(hi, dt)

@@ -1,14 +1,14 @@
 """`lax.collapse` and `lax.slice_in_dim`, and the axis check they share: the shape helpers
-lax's control flow needs (`map`'s batches), kept apart from helpers.py, which builds on
-xforms.numpy, so that the control flow xforms.numpy is built on imports nothing of it
+lax's control flow needs (`map`'s batches), kept apart from the rest of lax, which builds
+on xforms.numpy, so that the control flow xforms.numpy is built on imports nothing of it
 (tests/test_layering.py `WRAPPERS`).
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 0, 2).shape      # (6, 4)
 """
 import math
 
-from ..core import trace as core
-from ..primitives import structural as st
+from ...core import trace as core
+from ...primitives import structural as st
 
 
 def canonical_axis(axis, ndim, name):

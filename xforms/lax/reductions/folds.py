@@ -7,16 +7,16 @@ import math
 
 import numpy as np
 
-from ..primitives.control import control_flow as cf
-from ..primitives import elementwise as ew
-from ..primitives.cumulative import cumlogsumexp as _cumlogsumexp, prefix_scan
-from ..primitives import reductions
-from ..primitives import structural as st
-from ..transforms.vmap import vmap_jaxpr
-from ..tree_util import tree_flatten, tree_unflatten
+from ...primitives.control import control_flow as cf
+from ...primitives import elementwise as ew
+from ...primitives.cumulative import cumlogsumexp as _cumlogsumexp, prefix_scan
+from ...primitives import reductions
+from ...primitives import structural as st
+from ...transforms.vmap import vmap_jaxpr
+from ...tree_util import tree_flatten, tree_unflatten
 
-from .helpers import aval_of
-from .slicing import canonical_axis, slice_in_dim
+from ...core.trace import get_aval as aval_of
+from ..slicing.slices import canonical_axis, slice_in_dim
 
 
 # ---- associative_scan -----------------------------------------------------------------------
@@ -79,7 +79,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     axis = int(axis)
     if not 0 <= axis < a.ndim:       # (the primitive's check: no negative axis, as JAX's)
         raise TypeError(f"cumlogsumexp: axis {axis} is out of range for {a.str_short()}")
-    from ..numpy.elementwise.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
+    from ...numpy.elementwise.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
     n = a.shape[axis]
     if n == 0:
         return operand

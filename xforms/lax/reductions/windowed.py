@@ -21,14 +21,14 @@ import itertools
 
 import numpy as np
 
-from ..core import trace as core
-from ..numpy.elementwise import ufuncs as uf
-from ..primitives.operands import asarray_operand, convert
-from ..primitives import elementwise as ew
-from ..primitives.structural import pad, slice as slice_
-from ..tree_util import tree_flatten, tree_unflatten
-from .convolution import padtype_to_pads
-from ..primitives.conv import dilate_dim
+from ...core import trace as core
+from ...numpy.elementwise import ufuncs as uf
+from ...primitives.operands import asarray_operand, convert
+from ...primitives import elementwise as ew
+from ...primitives.structural import pad, slice as slice_
+from ...tree_util import tree_flatten, tree_unflatten
+from ..convolution.dilated import padtype_to_pads
+from ...primitives.conv import dilate_dim
 
 
 def _is(fn, *names):
@@ -169,8 +169,8 @@ def _tiled_extreme(x, kind, window):
 
         (N, 26, 26, C) --reshape--> (N, 13, 2, 13, 2, C) --winner mask, sum--> (N, 13, 13, C)
     """
-    from ..primitives.reductions import reduce_sum_p
-    from ..primitives.structural import broadcast_in_dim, reshape
+    from ...primitives.reductions import reduce_sum_p
+    from ...primitives.structural import broadcast_in_dim, reshape
     shape, dtype = core.get_aval(x).shape, core.get_aval(x).dtype
     outs = tuple(n // k for n, k in zip(shape, window))
     if any(o * k != n for o, k, n in zip(outs, window, shape)):
@@ -209,8 +209,8 @@ def _window_sum(x, window, strides, padding, base_dil, win_dil):
     """Sums over windows as conv_general_dilated(x, ones): the dimensions the window moves
     along are spatial, the others (window 1, stride 1, no padding or dilation) are batch.
     None when more than 3 dimensions are windowed (the compiled kernel's limit)."""
-    from ..primitives.conv import conv_general_dilated_raw
-    from ..primitives.structural import reshape, transpose
+    from ...primitives.conv import conv_general_dilated_raw
+    from ...primitives.structural import reshape, transpose
     shape = core.get_aval(x).shape
     moving = [d for d in range(len(shape)) if (window[d], strides[d], padding[d],
                                                 base_dil[d]) != (1, 1, (0, 0), 1)]
@@ -247,7 +247,7 @@ def _real_positions(starts, out_shape, strides, padding, base_dil, n_in):
 
 
 def _broadcast_init(init, dtype, shape):
-    from ..primitives.structural import broadcast_in_dim
+    from ...primitives.structural import broadcast_in_dim
     return broadcast_in_dim(convert(init, dtype), tuple(shape), ())
 
 

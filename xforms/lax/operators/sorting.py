@@ -1,13 +1,16 @@
-"""lax.sort, lax.sort_key_val and lax.top_k on the `sort` primitive
-(xforms/primitives/sorting.py).
+"""lax.sort, lax.sort_key_val, lax.top_k and lax.approx_max_k/approx_min_k (exact, as JAX's on
+CPUs) on the `sort` primitive (xforms/primitives/sorting.py).
 
     >>> lax.top_k(np.array([1.0, 3.0, 2.0]), 2)      # ([3, 2], [1, 2])
 """
 import numpy as np
 
-from ..core import trace as core
-from ..primitives import sorting as sp
-from ..primitives import structural as st
+from ...core import trace as core
+from ...core.trace import get_aval as aval_of
+from ...primitives import elementwise as ew
+from ...primitives import sorting as sp
+from ...primitives import structural as st
+from ..slicing.slices import canonical_axis
 
 
 def _sortable(x, dimension):
@@ -56,3 +59,31 @@ def top_k(operand, k):
     limit = aval.shape[:-1] + (k,)
     strides = (1,) * aval.ndim
     return st.slice(vals, start, limit, strides), st.slice(pos, start, limit, strides)
+
+
+def _top_k_along(operand, k, dim, largest):
+    a = aval_of(operand)
+    dim = canonical_axis(dim, a.ndim, "approx_max_k" if largest else "approx_min_k")
+    last = a.ndim - 1
+    perm = list(range(a.ndim))
+    perm[dim], perm[last] = last, dim
+    x = st.transpose(operand, perm) if dim != last else operand
+    vals, idx = top_k(x if largest else ew.neg(x), k)
+    vals = vals if largest else ew.neg(vals)
+    return (vals, idx) if dim == last else (st.transpose(vals, perm), st.transpose(idx, perm))
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k largest entries along reduction_dimension and their int32 indices.  Exact
+    (recall 1), as JAX's is on CPUs; ties go to the lower index.
+
+    >>> lax.approx_max_k(xnp.array([3.0, 9.0, 4.0]), 2)       # ([9, 4], [1, 2])
+    """
+    return _top_k_along(operand, k, reduction_dimension, True)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True):
+    """The k smallest entries along reduction_dimension and their int32 indices (exact)."""
+    return _top_k_along(operand, k, reduction_dimension, False)

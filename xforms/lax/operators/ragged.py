@@ -19,11 +19,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..primitives.operands import aval, asarray_operand
-from ..numpy.reductions.cumulative import cumsum
-from ..numpy.manipulation.shapes import expand_dims, moveaxis
-from ..numpy.reductions.aggregates import sum as _sum
-from .helpers import dot_general
+from ...primitives.operands import aval, asarray_operand
+from ...numpy.reductions.cumulative import cumsum
+from ...numpy.manipulation.shapes import expand_dims, moveaxis
+from ...numpy.reductions.aggregates import sum as _sum
+from .products import dot_general
 
 
 class _RaggedFields(NamedTuple):

@@ -11,13 +11,13 @@ import operator
 
 import numpy as np
 
-from ..core import trace as core
-from ..core.avals import promote_types
-from ..primitives.operands import aval, asarray_operand, convert
-from ..primitives.conv import conv_general_dilated_raw, dilate_dim
-from ..primitives.elementwise import convert_element_type
-from ..primitives.precision import canonical_precision, precision_param
-from ..primitives.structural import rev, transpose
+from ...core import trace as core
+from ...core.avals import promote_types
+from ...primitives.operands import aval, asarray_operand, convert
+from ...primitives.conv import conv_general_dilated_raw, dilate_dim
+from ...primitives.elementwise import convert_element_type
+from ...primitives.precision import canonical_precision, precision_param
+from ...primitives.structural import rev, transpose
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers",
                                               ["lhs_spec", "rhs_spec", "out_spec"])

@@ -11,10 +11,10 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
-from ..numpy.manipulation.shapes import moveaxis
-from .convolution import (ConvDimensionNumbers, conv_transpose_padding, conv_dimension_numbers,
-                          conv_general_dilated, conv_general_permutations, padtype_to_pads)
-from .helpers import dot_general
+from ...numpy.manipulation.shapes import moveaxis
+from .dilated import (ConvDimensionNumbers, conv_transpose_padding, conv_dimension_numbers,
+                      conv_general_dilated, conv_general_permutations, padtype_to_pads)
+from ..operators.products import dot_general
 
 # JAX's annotation of conv dimension_numbers: string specs, axis tuples or None
 ConvGeneralDilatedDimensionNumbers = Optional[Union[Tuple[str, str, str], ConvDimensionNumbers]]

@@ -29,11 +29,11 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
-from ..core.trace import Tracer
-from ..primitives import elementwise as ew
-from ..primitives import indexing as ix
-from ..primitives import structural as st
-from ..primitives.operands import aval, asarray_operand
+from ...core.trace import Tracer
+from ...primitives import elementwise as ew
+from ...primitives import indexing as ix
+from ...primitives import structural as st
+from ...primitives.operands import aval, asarray_operand
 
 
 class GatherScatterMode(enum.Enum):
