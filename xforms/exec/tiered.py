@@ -52,10 +52,11 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
+from ..core.eager import abandon
 from . import eager_blas
-from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
+from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, EQN_NS, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
                          TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
-                         fast_tier_estimate, fast_tier_slowdown)
+                         fast_tier_estimate, fast_tier_slowdown, holds_guessed)
 
 
 # The background compile waits for the first fast-tier call to return, at most this long
@@ -86,14 +87,83 @@ def worthwhile(closed, direct=None):
     >>> worthwhile(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
     True
     """
+    executed, budget, _ = _estimate(closed, direct, 1.0)
+    return executed <= budget
+
+
+# A first call estimated longer than its compile races (`first_call_tier`) when the estimate
+# is at most this factor above the compile's budget (the model's error: median x1.4, worst
+# x3, session 36), or GUESS_BAND where a while loop's trip count is guessed (the ODE
+# gradient at t_end 5 and 50: the same program, the same estimate, 0.13-0.21 and 0.72-1.3
+# CPU s eagerly).  Below the budget a first call stays on the fast tier, whose compile
+# starts after a head start and stops it if it is done first (`TieredExecutable`): racing
+# there too slowed short first calls 2-10x (the compile's in-process part holds the GIL).
+RACE_BAND = 3.0
+GUESS_BAND = 10.0
+
+
+def first_call_tier(closed, direct=None):
+    """(tier, seconds) of a new signature of `closed`'s first call: ("fast", None): the
+    fast tier, the compile after it (`TieredExecutable`); ("compile", None): compile, then
+    call; ("race", the compile's expected seconds) where the estimate is above that but
+    within the model's error (RACE_BAND, GUESS_BAND): the first call starts on the fast
+    tier and gives up for the compiled code (at its next loop trip or step:
+    xforms/core/eager/abandon.py) when the compile, started at once beside it where a core
+    is spare, is done first, else when it has run that many CPU seconds (then it compiles
+    and waits).  A program with effects (debug prints, callbacks) never races: giving it up
+    part-way would run its effects twice.  XFORMS_TIERED_MAX_EAGER (a fixed limit) decides
+    between the first two alone.
+
+    >>> first_call_tier(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
+    ('fast', None)
+    """
+    fixed = config.tiered_max_eager() is not None
+    effects = bool(getattr(closed, "jaxpr", closed).effects)
+    band = 1.0 if fixed or effects else GUESS_BAND if holds_guessed(closed) else RACE_BAND
+    executed, budget, _ = _estimate(closed, direct, band)
+    if executed <= budget:
+        return "fast", None
+    if executed <= budget * band:
+        return "race", budget * EQN_NS * 1e-9
+    return "compile", None
+
+
+def _estimate(closed, direct, band):
+    """(estimated equation executions of one eager evaluation, the compile's budget in the
+    same units, equations): the budget is the direct LLVM path's where `direct(closed)`
+    says it may compile the program and the answer matters (the estimate above that
+    budget), else Numba's: then the estimate is above Numba's budget x `band`."""
     fixed = config.tiered_max_eager()
     limit = fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * 10 ** 5
     executed, size = eager_cost(closed, limit)
-    if executed > compile_limit(size, fixed):
+    budget = compile_limit(size, fixed)
+    if fixed is not None or executed > budget * band:
+        return executed, budget, size
+    direct_budget = direct_compile_limit(closed)
+    if executed > direct_budget and (direct or in_process)(closed):
+        budget = direct_budget
+    return executed, budget, size
+
+
+def has_spare_core():
+    """Whether a core is idle for a compile beside the first call: the 1-minute load
+    average below the usable cores less one (the calling thread's).  Under load the two
+    take CPU from each other: the ODE gradient's first call raced at load 10 on 2 cores,
+    1.9-2.3 CPU s, 4.8-6.4 s of wall, against 1.1-1.2 CPU s, 2.7-3.7 wall compiling first."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cores - 1
+    except OSError:
         return False
-    if fixed is not None or executed <= direct_compile_limit(closed):
-        return True
-    return not (direct or in_process)(closed)
+
+
+def race_free(exe):
+    """Whether `exe`'s first call counts as one that background compiler work waits for
+    (`_first_calls`): not a race's, whose compile must not wait."""
+    return exe.race is None
 
 
 def enabled(flag=None):
@@ -108,11 +178,24 @@ class TieredExecutable:
     """An Executable (`exe(*flat_args) -> list`) that evaluates `closed` eagerly until
     `compile_fn()` (run on the background thread) has produced the compiled one."""
 
-    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None):
+    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None,
+                 race=None, spare_core=None):
         self.closed, self.label = closed, label
         self.compiled = None              # set once, by the background thread
         self.failed = None                # the exception that kept it on the fast tier
         self.fast_calls = 0
+        self.abandoned = 0                # fast-tier calls given up for the compiled code
+        # a race (`first_call_tier`): `race` is the compile's expected seconds; with a spare
+        # core the compile starts at once beside the first call, else the first call gets
+        # that many CPU seconds (its deadline) and then gives up for the compile
+        self.race = race
+        self.parallel = race is not None and (has_spare_core() if spare_core is None
+                                              else spare_core)
+        self.deadline_passed = False
+        # calls may be given up part-way (abandon.py) unless an effect would run twice
+        self._abandonable = not getattr(closed, "jaxpr", closed).effects
+        self._running = set()             # threads in a fast-tier call that may give up
+        self._running_lock = threading.Lock()
         self._compile_fn = compile_fn
         self._done = threading.Event()
         self._first_call = threading.Event()
@@ -122,7 +205,8 @@ class TieredExecutable:
         self.patient = slowdown > WAIT_SLOWDOWN                     # later calls wait
         # (the head start: the first call's expected CPU, with room for a loaded machine's
         # slower CPU seconds -- x1.5-2 at load 18 -- at least FIRST_CALL_HEAD_START)
-        self.head_start_s = max(FIRST_CALL_HEAD_START, HEAD_START_FACTOR * seconds)
+        self.head_start_s = (max(FIRST_CALL_HEAD_START, HEAD_START_FACTOR * seconds)
+                             if race is None else 0.0 if self.parallel else race)
         self._products = eager_blas.has_products(closed)
         self._warned_wait = False
         # (asked on the compile thread: `in_process_test` may import the backends first)
@@ -147,18 +231,55 @@ class TieredExecutable:
                 return c(*args)
         first = not self.fast_calls
         self.fast_calls += 1
+        counted = first and race_free(self)  # (a race's compile must not wait for it)
         if first:
             self._caller = _caller_clock()
+        if counted:
             _first_calls.enter()
+        tid = self._enter() if self._abandonable else None
         try:
+            if tid is not None and self.compiled is not None:   # (done as it began)
+                raise abandon.Abandoned()
             with eager_blas.one_thread_while_loaded(self._products):
                 outs = core.eval_jaxpr(self.closed, *args)
+        except abandon.Abandoned:
+            if tid is None or not (self.compiled is not None or self.deadline_passed):
+                raise                                      # (not ours: a nested evaluation's)
+            self.abandoned += 1
+            outs = None
         finally:
+            if tid is not None:
+                self._leave(tid)
             self._first_call.set()
-            if first:
+            if counted:
                 _first_calls.leave()
+        if outs is None:                # (given up: the compiled code answers)
+            c = self.wait()
+            if c is not None:
+                return c(*args)
+            self._abandonable = False   # (the compile failed: the fast tier, to the end)
+            return self(*args)
         owned = self._owned | _roots(args)
         return [_fresh(o, owned) for o in outs]
+
+    def _enter(self):
+        """Register the calling thread's fast-tier call as one the compile may stop."""
+        tid = threading.get_ident()
+        with self._running_lock:
+            self._running.add(tid)
+        return tid
+
+    def _leave(self, tid):
+        with self._running_lock:
+            self._running.discard(tid)
+            abandon.clear(tid)          # (a request that came after the call's last check)
+
+    def _stop_running(self):
+        """The compile is done (or a race's deadline passed): ask the fast-tier calls still
+        running to give up (abandon.py)."""
+        with self._running_lock:
+            for tid in self._running:
+                abandon.request(tid)
 
     def wait(self, timeout=None):
         """Block until the compile is over; -> the compiled executable (None if it failed
@@ -187,6 +308,7 @@ class TieredExecutable:
         self._head_start()
         try:
             self.compiled = self._compile_fn()
+            self._stop_running()
         except Exiting:
             pass
         except BaseException as e:
@@ -201,15 +323,19 @@ class TieredExecutable:
     def _head_start(self):
         """Wait until the first call returns, at most `head_start_s` s of its thread's CPU
         (FIRST_CALL_HEAD_START wall s before it starts or where no clock is read),
-        FIRST_CALL_WALL_CAP s of wall in all."""
+        FIRST_CALL_WALL_CAP s of wall in all; not at all for a parallel race.  A race's
+        first call still running at the end of it (its deadline) is asked to give up."""
+        if self.head_start_s <= 0:
+            return
         start = time.monotonic()
         while not self._first_call.wait(0.02):
             waited = time.monotonic() - start
-            if waited >= FIRST_CALL_WALL_CAP:
-                return
             used = _cpu_since(self._caller)
-            if (waited >= FIRST_CALL_HEAD_START) if used is None else (
-                    used >= self.head_start_s):
+            if waited >= FIRST_CALL_WALL_CAP or ((waited >= FIRST_CALL_HEAD_START) if used
+                                                 is None else (used >= self.head_start_s)):
+                if self.race is not None:
+                    self.deadline_passed = True
+                    self._stop_running()
                 return
 
 
