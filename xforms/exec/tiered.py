@@ -34,6 +34,12 @@ the fast tier and says so once).  So the JAX habit -- call once to compile, then
 train -- measures and trains on compiled code, and the first result still comes in
 milliseconds.
 
+A first call whose estimate is above its compile's but within the model's error (a while
+loop's trip count is guessed) races the compile (`first_call_tier`): the fast tier gives up
+at a loop trip or step (xforms/core/eager/abandon.py) once the compile, started at once where
+a core is spare, is done, or once it has used the compile's expected CPU seconds; the compiled
+code then answers.  A program with effects is never given up.
+
 `XFORMS_TIERED=0` (read at each new signature) or `jit(f, tiered=False)` compiles
 synchronously on the first call, as does `jit(f).lower(...)`; tests/conftest.py sets
 `XFORMS_TIERED=0` so that the suite checks compiled code deterministically.
@@ -54,9 +60,11 @@ from .. import config
 from ..core import trace as core
 from ..core.eager import abandon
 from . import eager_blas
-from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, EQN_NS, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
+from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
                          TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
-                         fast_tier_estimate, fast_tier_slowdown, holds_guessed)
+                         fast_tier_estimate, fast_tier_slowdown)
+from .first_tier import (GUESS_BAND, IN_PROCESS, RACE_BAND, first_call_tier,  # noqa: F401
+                         has_spare_core, in_process, worthwhile)
 
 
 # The background compile waits for the first fast-tier call to return, at most this long
@@ -75,95 +83,6 @@ HEAD_START_FACTOR = 3.0
 # slower than compiled code (issue #35's bar: one warm-up call, then timing, within 1.2x of
 # the compiled steady state).
 WAIT_SLOWDOWN = 1.2
-
-
-def worthwhile(closed, direct=None):
-    """Whether the fast tier is cheap enough for `closed`: one eager evaluation should not
-    take longer than its compile (xforms/exec/eager_cost.py): Numba's, or, where
-    `direct(closed)` says the direct LLVM path may take the program, that path's, ~10x
-    cheaper (a 10^5-step loop: 0.4 s eagerly against a 0.02 s compile).  `direct` is asked
-    only when the answer depends on it (it may import the backends); None: `in_process`.
-
-    >>> worthwhile(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
-    True
-    """
-    executed, budget, _ = _estimate(closed, direct, 1.0)
-    return executed <= budget
-
-
-# A first call estimated longer than its compile races (`first_call_tier`) when the estimate
-# is at most this factor above the compile's budget (the model's error: median x1.4, worst
-# x3, session 36), or GUESS_BAND where a while loop's trip count is guessed (the ODE
-# gradient at t_end 5 and 50: the same program, the same estimate, 0.13-0.21 and 0.72-1.3
-# CPU s eagerly).  Below the budget a first call stays on the fast tier, whose compile
-# starts after a head start and stops it if it is done first (`TieredExecutable`): racing
-# there too slowed short first calls 2-10x (the compile's in-process part holds the GIL).
-RACE_BAND = 3.0
-GUESS_BAND = 10.0
-
-
-def first_call_tier(closed, direct=None):
-    """(tier, seconds) of a new signature of `closed`'s first call: ("fast", None): the
-    fast tier, the compile after it (`TieredExecutable`); ("compile", None): compile, then
-    call; ("race", the compile's expected seconds) where the estimate is above that but
-    within the model's error (RACE_BAND, GUESS_BAND): the first call starts on the fast
-    tier and gives up for the compiled code (at its next loop trip or step:
-    xforms/core/eager/abandon.py) when the compile, started at once beside it where a core
-    is spare, is done first, else when it has run that many CPU seconds (then it compiles
-    and waits).  A program with effects (debug prints, callbacks) never races: giving it up
-    part-way would run its effects twice.  XFORMS_TIERED_MAX_EAGER (a fixed limit) decides
-    between the first two alone.
-
-    >>> first_call_tier(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
-    ('fast', None)
-    """
-    fixed = config.tiered_max_eager() is not None
-    effects = bool(getattr(closed, "jaxpr", closed).effects)
-    band = 1.0 if fixed or effects else GUESS_BAND if holds_guessed(closed) else RACE_BAND
-    executed, budget, _ = _estimate(closed, direct, band)
-    if executed <= budget:
-        return "fast", None
-    if executed <= budget * band:
-        return "race", budget * EQN_NS * 1e-9
-    return "compile", None
-
-
-def _estimate(closed, direct, band):
-    """(estimated equation executions of one eager evaluation, the compile's budget in the
-    same units, equations): the budget is the direct LLVM path's where `direct(closed)`
-    says it may compile the program and the answer matters (the estimate above that
-    budget), else Numba's: then the estimate is above Numba's budget x `band`."""
-    fixed = config.tiered_max_eager()
-    limit = fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * 10 ** 5
-    executed, size = eager_cost(closed, limit)
-    budget = compile_limit(size, fixed)
-    if fixed is not None or executed > budget * band:
-        return executed, budget, size
-    direct_budget = direct_compile_limit(closed)
-    if executed > direct_budget and (direct or in_process)(closed):
-        budget = direct_budget
-    return executed, budget, size
-
-
-def has_spare_core():
-    """Whether a core is idle for a compile beside the first call: the 1-minute load
-    average below the usable cores less one (the calling thread's).  Under load the two
-    take CPU from each other: the ODE gradient's first call raced at load 10 on 2 cores,
-    1.9-2.3 CPU s, 4.8-6.4 s of wall, against 1.1-1.2 CPU s, 2.7-3.7 wall compiling first."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    try:
-        return os.getloadavg()[0] < cores - 1
-    except OSError:
-        return False
-
-
-def race_free(exe):
-    """Whether `exe`'s first call counts as one that background compiler work waits for
-    (`_first_calls`): not a race's, whose compile must not wait."""
-    return exe.race is None
 
 
 def enabled(flag=None):
@@ -231,14 +150,14 @@ class TieredExecutable:
                 return c(*args)
         first = not self.fast_calls
         self.fast_calls += 1
-        counted = first and race_free(self)  # (a race's compile must not wait for it)
+        counted = first and self.race is None   # (a race's compile must not wait for it)
         if first:
             self._caller = _caller_clock()
         if counted:
             _first_calls.enter()
         tid = self._enter() if self._abandonable else None
         try:
-            if tid is not None and self.compiled is not None:   # (done as it began)
+            if tid is not None and (self.compiled is not None or self.deadline_passed):
                 raise abandon.Abandoned()
             with eager_blas.one_thread_while_loaded(self._products):
                 outs = core.eval_jaxpr(self.closed, *args)
@@ -519,25 +438,6 @@ def _work():
             from .worker_client import worker     # while this process goes on
             worker().start()
         exe._compile()
-
-
-#: cheap necessary tests, filled by the backends: `test(closed)` is True when the backend
-#: may compile `closed` in this process without the compile worker (the CPU backend: its
-#: direct LLVM path, xforms/kernels/cpu/llvm/ `may_take`)
-IN_PROCESS = []
-
-
-def in_process(closed):
-    """Whether `closed` may be a program that a backend compiles in this process without
-    the compile worker (the CPU backend from LLVM IR, xforms/kernels/cpu/llvm/: float
-    arguments and results, no constants, elementwise, view and reduction equations), so
-    that starting the worker for it would only cost: a cheap necessary test (a program it
-    passes that the backend then gives Numba starts the worker when it asks).
-
-    >>> in_process(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(0.5))
-    True
-    """
-    return any(test(closed) for test in IN_PROCESS)
 
 
 def _worker_useful():
