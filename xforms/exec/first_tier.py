@@ -34,18 +34,24 @@ def worthwhile(closed, direct=None):
 # there too slowed short first calls 2-10x (the compile's in-process part holds the GIL).
 RACE_BAND = 3.0
 GUESS_BAND = 10.0
+# Without a spare core a racing first call gets this fraction of the compile's expected CPU
+# seconds before it gives up for the compile: the model put it above the compile, so when
+# the model is right the race costs this much (the ODE gradient to t = 50, load 10: a whole
+# compile's deadline took 1.13-1.56 -> 1.92-2.36 CPU s), and when it is wrong a first call
+# of under this much answers eagerly (the ODE to t = 5: 0.13-0.21 CPU s of a 0.70 s budget).
+DEADLINE_FRACTION = 0.5
 
 
 def first_call_tier(closed, direct=None):
     """(tier, seconds) of a new signature of `closed`'s first call: ("fast", None): the
     fast tier, the compile after it (`TieredExecutable`); ("compile", None): compile, then
-    call; ("race", the compile's expected seconds) where the estimate is above that but
-    within the model's error (RACE_BAND, GUESS_BAND): the first call starts on the fast
-    tier and gives up for the compiled code (at its next loop trip or step:
-    xforms/core/eager/abandon.py) when the compile, started at once beside it where a core
-    is spare, is done first, else when it has run that many CPU seconds (then it compiles
-    and waits).  A program with effects (debug prints, callbacks) never races: giving it up
-    part-way would run its effects twice.  XFORMS_TIERED_MAX_EAGER (a fixed limit) decides
+    call; ("race", its deadline: DEADLINE_FRACTION of the compile's expected seconds)
+    where the estimate is above the compile's but within the model's error (RACE_BAND,
+    GUESS_BAND): the first call starts on the fast tier and gives up for the compiled code
+    (at its next loop trip or step: xforms/core/eager/abandon.py) when the compile, started
+    at once beside it where a core is spare, is done first, else when it has run for its
+    deadline in CPU seconds (then it compiles and waits).  A program with effects (debug
+    prints, callbacks) never races: giving it up part-way would run its effects twice.  XFORMS_TIERED_MAX_EAGER (a fixed limit) decides
     between the first two alone.
 
     >>> first_call_tier(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
@@ -58,7 +64,7 @@ def first_call_tier(closed, direct=None):
     if executed <= budget:
         return "fast", None
     if executed <= budget * band:
-        return "race", budget * EQN_NS * 1e-9
+        return "race", budget * EQN_NS * 1e-9 * DEADLINE_FRACTION
     return "compile", None
 
 

@@ -104,7 +104,7 @@ class TieredExecutable:
         self.failed = None                # the exception that kept it on the fast tier
         self.fast_calls = 0
         self.abandoned = 0                # fast-tier calls given up for the compiled code
-        # a race (`first_call_tier`): `race` is the compile's expected seconds; with a spare
+        # a race (`first_call_tier`): `race` is its deadline in CPU s; with a spare
         # core the compile starts at once beside the first call, else the first call gets
         # that many CPU seconds (its deadline) and then gives up for the compile
         self.race = race
