@@ -36,10 +36,15 @@ RACE_BAND = 3.0
 GUESS_BAND = 10.0
 # Without a spare core a racing first call gets this fraction of the compile's expected CPU
 # seconds before it gives up for the compile: the model put it above the compile, so when
-# the model is right the race costs this much (the ODE gradient to t = 50, load 10: a whole
-# compile's deadline took 1.13-1.56 -> 1.92-2.36 CPU s), and when it is wrong a first call
-# of under this much answers eagerly (the ODE to t = 5: 0.13-0.21 CPU s of a 0.70 s budget).
+# the model is right the race costs this much, and when it is wrong a first call of under
+# this much answers eagerly.  First call, process CPU s, fresh processes, compiling first ->
+# racing, medians of 4-5 alternated rounds at load 17-19: the ODE gradient to t = 5 (0.13-0.21
+# CPU s eagerly of a 0.70 s budget) 1.38 -> 0.73, to t = 50 1.55 -> 1.53 (a whole compile's
+# deadline, load 10: 1.13-1.56 -> 1.92-2.36).
 DEADLINE_FRACTION = 0.5
+# the idle cores a race needs to start the compile at once beside the first call (the
+# calling thread's, the compile's, one for the rest): a 2-core machine never does
+SPARE_CORES = 3
 
 
 def first_call_tier(closed, direct=None):
@@ -86,16 +91,18 @@ def _estimate(closed, direct, band):
 
 
 def has_spare_core():
-    """Whether a core is idle for a compile beside the first call: the 1-minute load
-    average below the usable cores less one (the calling thread's).  Under load the two
-    take CPU from each other: the ODE gradient's first call raced at load 10 on 2 cores,
-    1.9-2.3 CPU s, 4.8-6.4 s of wall, against 1.1-1.2 CPU s, 2.7-3.7 wall compiling first."""
+    """Whether cores are idle for a compile beside the first call: SPARE_CORES of the
+    usable cores free by the 1-minute load average.  Beside each other the two take CPU
+    (and the GIL: the compile's planning and IR emission hold it) from each other: the ODE
+    gradient's first call raced so at load 17-19 on 2 cores, 1.84-2.56 CPU s (median 2.47),
+    7.4-9.4 s of wall, against 1.19-1.79 (1.55), 4.2-6.1 compiling first, and 1.49-2.11
+    (1.53), 5.4-7.6 with the deadline.  Not yet measured on an idle machine."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count() or 1
     try:
-        return os.getloadavg()[0] < cores - 1
+        return os.getloadavg()[0] + SPARE_CORES <= cores
     except OSError:
         return False
 
