@@ -285,7 +285,7 @@ def test_the_ode_gradient_compiles_first_beside_the_direct_compile():
     # (its while loop's trips are guessed: the first call races the compile, as the quick
     # suite's t_end = 5 -- the same estimate, 0.13-0.21 CPU s eagerly -- should not wait)
     tier, deadline = tiered.first_call_tier(closed, lambda c: True)
-    assert tier == "race" and 0.5 < deadline < 1.0
+    assert tier == "race" and 0.25 < deadline < 0.5      # (half its 0.7 s compile)
 
 
 def test_a_loop_bodys_operators_on_arrays_cost_more_than_on_scalars():

@@ -121,6 +121,6 @@ def test_a_guessed_loop_just_above_its_compile_races():
             return lax.while_loop(lambda c: c[0] < 3, body, (0, v))[1]
         return xf.make_jaxpr(f)(np.broadcast_to(np.zeros(()), (10 ** 5,)))
     tier, seconds = tiered.first_call_tier(loop(1), lambda c: True)
-    assert tier == "race" and 0.03 < seconds < 0.1
+    assert tier == "race" and 0.015 < seconds < 0.05      # (half the compile: 0.05 s)
     assert tiered.first_call_tier(loop(1), lambda c: False) == ("fast", None)
     assert tiered.first_call_tier(loop(200), lambda c: True) == ("compile", None)
