@@ -5,7 +5,7 @@
 For each program (those of ``workloads/ttfr_child.py``: the README loss, RK4 Lorenz, the
 scalar chain and MLP ``grad``/``hvp``, the training example, the Gaussian-mixture gradient,
 the real JAX programs, and the suite rows whose first calls issue #35 weighs: the ODE
-gradient, the GP likelihood gradient at n = 500 and 2000, the FFT convolution gradient at
+gradient (to t = 50, and the quick suite's t = 5: ``ode_5``), the GP likelihood gradient at n = 500 and 2000, the FFT convolution gradient at
 2^20, pow_loop at 10^4), a fresh child process with an empty xforms cache and one BLAS
 thread (as the model's figures were measured) traces the jitted function and then
 measures, one after the other, in CPU seconds of the process (``time.process_time``: the
@@ -41,7 +41,7 @@ import tempfile
 import time
 
 PROGRAMS = ("readme", "rk4", "chain_grad", "chain_hvp", "mlp_grad", "mlp_hvp", "mlp_training",
-            "gmm", "mnist", "vae_evaluate", "ode", "gp_500", "gp_2000", "fft_conv_2e20",
+            "gmm", "mnist", "vae_evaluate", "ode", "ode_5", "gp_500", "gp_2000", "fft_conv_2e20",
             "pow_loop_1e4")
 
 
