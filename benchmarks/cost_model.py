@@ -5,7 +5,7 @@
 For each program (those of ``workloads/ttfr_child.py``: the README loss, RK4 Lorenz, the
 scalar chain and MLP ``grad``/``hvp``, the training example, the Gaussian-mixture gradient,
 the real JAX programs, and the suite rows whose first calls issue #35 weighs: the ODE
-gradient, the GP likelihood gradient at n = 500 and 2000, the FFT convolution gradient at
+gradient (to t = 50, and the quick suite's t = 5: ``ode_5``), the GP likelihood gradient at n = 500 and 2000, the FFT convolution gradient at
 2^20, pow_loop at 10^4), a fresh child process with an empty xforms cache and one BLAS
 thread (as the model's figures were measured) traces the jitted function and then
 measures, one after the other, in CPU seconds of the process (``time.process_time``: the
@@ -24,8 +24,11 @@ for a program the direct LLVM path compiles), and
 the fast tier's slowdown over compiled code (``fast_tier_slowdown``, which decides whether
 a second call waits for the compile).  A row is **right** when the tier the model picks for
 the first call gives the first result no later than the other would have: the fast tier
-when eager <= compile + steady, else the synchronous compile.  The error columns are
-predicted / measured.
+when eager <= compile + steady, else the synchronous compile.  A program that races
+(xforms/exec/first_tier.py: an estimate just above the compile's) is costed as on a machine
+without a spare core: its eager time if within its deadline, else the deadline plus the
+compile and a call; "lost" is what that costs over the better of the two.  The error
+columns are predicted / measured.
 """
 import argparse
 import json
@@ -38,7 +41,7 @@ import tempfile
 import time
 
 PROGRAMS = ("readme", "rk4", "chain_grad", "chain_hvp", "mlp_grad", "mlp_hvp", "mlp_training",
-            "gmm", "mnist", "vae_evaluate", "ode", "gp_500", "gp_2000", "fft_conv_2e20",
+            "gmm", "mnist", "vae_evaluate", "ode", "ode_5", "gp_500", "gp_2000", "fft_conv_2e20",
             "pow_loop_1e4")
 
 
@@ -62,6 +65,8 @@ def child(program):
            "pred_compile_s": (ec.direct_compile_limit(closed) if in_process(closed)
                               else ec.compile_limit(size)) * ec.EQN_NS / 1e9,
            "pred_slowdown": ec.fast_tier_slowdown(closed)}
+    from xforms.exec.first_tier import first_call_tier
+    out["tier"], out["deadline_s"] = first_call_tier(closed, in_process)
     times = []
     for _ in range(2):
         t = clock()
@@ -92,6 +97,11 @@ def judge(row):
     row["right"] = fast == fast_right
     first = row["eager_s"] if fast else row["compile_s"] + row["steady_s"]
     best = min(row["eager_s"], row["compile_s"] + row["steady_s"])
+    if row.get("tier") == "race":         # (without a spare core: its deadline, then compile)
+        row["choice"] = f"race ({row['deadline_s']:.2g} s)"
+        first = (row["eager_s"] if row["eager_s"] <= row["deadline_s"]
+                 else row["deadline_s"] + row["compile_s"] + row["steady_s"])
+        row["right"] = first == best
     row["lost_s"] = first - best
     row["eager_err"] = row["pred_eager_s"] / row["eager_s"]
     row["compile_err"] = row["pred_compile_s"] / row["compile_s"]

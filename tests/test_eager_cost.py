@@ -282,6 +282,10 @@ def test_the_ode_gradient_compiles_first_beside_the_direct_compile():
     seconds = eager_cost.eager_cost(closed)[0] * eager_cost.EQN_NS * 1e-9
     assert 0.72 < seconds < 1.3
     assert not tiered.worthwhile(closed, lambda c: True)
+    # (its while loop's trips are guessed: the first call races the compile, as the quick
+    # suite's t_end = 5 -- the same estimate, 0.13-0.21 CPU s eagerly -- should not wait)
+    tier, deadline = tiered.first_call_tier(closed, lambda c: True)
+    assert tier == "race" and 0.25 < deadline < 0.5      # (half its 0.7 s compile)
 
 
 def test_a_loop_bodys_operators_on_arrays_cost_more_than_on_scalars():

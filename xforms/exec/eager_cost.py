@@ -183,7 +183,7 @@ def _cost(jaxpr, limit, weight):
         if subs:
             loop = _is_loop(eqn.prim)
             trips, guessed = _trips(eqn)
-            if guessed and any(_holds_guessed(b) for b in subs):
+            if guessed and any(holds_guessed(b) for b in subs):
                 trips = 1                           # (segments: see _UNKNOWN_TRIPS)
             costs = [_cost(b, limit, LOOP_WEIGHT if loop else weight) for b in subs]
             size += sum(c[1] for c in costs)
@@ -308,10 +308,10 @@ def _is_loop(prim):
     return prim.facts.kind == CONTROL and prim.facts.carries is not None
 
 
-def _holds_guessed(jaxpr):
+def holds_guessed(jaxpr):
     """Whether `jaxpr` runs a loop of a traced trip count (`_trips` guesses it), at any depth.
 
-        >>> _holds_guessed(reverse_sweep_body)      # its steps' for_loop of a traced count
+        >>> holds_guessed(reverse_sweep_body)      # its steps' for_loop of a traced count
         True
     """
     for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
@@ -319,7 +319,7 @@ def _holds_guessed(jaxpr):
             return True
         for v in eqn.params.values():
             for b in (v if isinstance(v, (list, tuple)) else [v]):
-                if (hasattr(b, "eqns") or hasattr(b, "jaxpr")) and _holds_guessed(b):
+                if (hasattr(b, "eqns") or hasattr(b, "jaxpr")) and holds_guessed(b):
                     return True
     return False
 

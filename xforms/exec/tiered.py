@@ -34,6 +34,12 @@ the fast tier and says so once).  So the JAX habit -- call once to compile, then
 train -- measures and trains on compiled code, and the first result still comes in
 milliseconds.
 
+A first call whose estimate is above its compile's but within the model's error (a while
+loop's trip count is guessed) races the compile (`first_call_tier`): the fast tier gives up
+at a loop trip or step (xforms/core/eager/abandon.py) once the compile, started at once where
+a core is spare, is done, or once it has used the compile's expected CPU seconds; the compiled
+code then answers.  A program with effects is never given up.
+
 `XFORMS_TIERED=0` (read at each new signature) or `jit(f, tiered=False)` compiles
 synchronously on the first call, as does `jit(f).lower(...)`; tests/conftest.py sets
 `XFORMS_TIERED=0` so that the suite checks compiled code deterministically.
@@ -52,10 +58,13 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
+from ..core.eager import abandon
 from . import eager_blas
 from .eager_cost import (EAGER_BASE, EAGER_PER_EQN, LOOP_TRIP, LOOP_WEIGHT,  # noqa: F401
                          TOP_WEIGHT, compile_limit, direct_compile_limit, eager_cost,
                          fast_tier_estimate, fast_tier_slowdown)
+from .first_tier import (GUESS_BAND, IN_PROCESS, RACE_BAND, first_call_tier,  # noqa: F401
+                         has_spare_core, in_process, worthwhile)
 
 
 # The background compile waits for the first fast-tier call to return, at most this long
@@ -76,26 +85,6 @@ HEAD_START_FACTOR = 3.0
 WAIT_SLOWDOWN = 1.2
 
 
-def worthwhile(closed, direct=None):
-    """Whether the fast tier is cheap enough for `closed`: one eager evaluation should not
-    take longer than its compile (xforms/exec/eager_cost.py): Numba's, or, where
-    `direct(closed)` says the direct LLVM path may take the program, that path's, ~10x
-    cheaper (a 10^5-step loop: 0.4 s eagerly against a 0.02 s compile).  `direct` is asked
-    only when the answer depends on it (it may import the backends); None: `in_process`.
-
-    >>> worthwhile(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(np.ones(10 ** 6)))
-    True
-    """
-    fixed = config.tiered_max_eager()
-    limit = fixed if fixed is not None else EAGER_BASE + EAGER_PER_EQN * 10 ** 5
-    executed, size = eager_cost(closed, limit)
-    if executed > compile_limit(size, fixed):
-        return False
-    if fixed is not None or executed <= direct_compile_limit(closed):
-        return True
-    return not (direct or in_process)(closed)
-
-
 def enabled(flag=None):
     """Whether a new signature starts on the fast tier: `flag` (jit's `tiered=`) if given,
     else XFORMS_TIERED (default on)."""
@@ -108,11 +97,24 @@ class TieredExecutable:
     """An Executable (`exe(*flat_args) -> list`) that evaluates `closed` eagerly until
     `compile_fn()` (run on the background thread) has produced the compiled one."""
 
-    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None):
+    def __init__(self, closed, compile_fn, label="a jitted function", in_process_test=None,
+                 race=None, spare_core=None):
         self.closed, self.label = closed, label
         self.compiled = None              # set once, by the background thread
         self.failed = None                # the exception that kept it on the fast tier
         self.fast_calls = 0
+        self.abandoned = 0                # fast-tier calls given up for the compiled code
+        # a race (`first_call_tier`): `race` is its deadline in CPU s; with a spare
+        # core the compile starts at once beside the first call, else the first call gets
+        # that many CPU seconds (its deadline) and then gives up for the compile
+        self.race = race
+        self.parallel = race is not None and (has_spare_core() if spare_core is None
+                                              else spare_core)
+        self.deadline_passed = False
+        # calls may be given up part-way (abandon.py) unless an effect would run twice
+        self._abandonable = not getattr(closed, "jaxpr", closed).effects
+        self._running = set()             # threads in a fast-tier call that may give up
+        self._running_lock = threading.Lock()
         self._compile_fn = compile_fn
         self._done = threading.Event()
         self._first_call = threading.Event()
@@ -122,7 +124,8 @@ class TieredExecutable:
         self.patient = slowdown > WAIT_SLOWDOWN                     # later calls wait
         # (the head start: the first call's expected CPU, with room for a loaded machine's
         # slower CPU seconds -- x1.5-2 at load 18 -- at least FIRST_CALL_HEAD_START)
-        self.head_start_s = max(FIRST_CALL_HEAD_START, HEAD_START_FACTOR * seconds)
+        self.head_start_s = (max(FIRST_CALL_HEAD_START, HEAD_START_FACTOR * seconds)
+                             if race is None else 0.0 if self.parallel else race)
         self._products = eager_blas.has_products(closed)
         self._warned_wait = False
         # (asked on the compile thread: `in_process_test` may import the backends first)
@@ -147,18 +150,55 @@ class TieredExecutable:
                 return c(*args)
         first = not self.fast_calls
         self.fast_calls += 1
+        counted = first and self.race is None   # (a race's compile must not wait for it)
         if first:
             self._caller = _caller_clock()
+        if counted:
             _first_calls.enter()
+        tid = self._enter() if self._abandonable else None
         try:
+            if tid is not None and (self.compiled is not None or self.deadline_passed):
+                raise abandon.Abandoned()
             with eager_blas.one_thread_while_loaded(self._products):
                 outs = core.eval_jaxpr(self.closed, *args)
+        except abandon.Abandoned:
+            if tid is None or not (self.compiled is not None or self.deadline_passed):
+                raise                                      # (not ours: a nested evaluation's)
+            self.abandoned += 1
+            outs = None
         finally:
+            if tid is not None:
+                self._leave(tid)
             self._first_call.set()
-            if first:
+            if counted:
                 _first_calls.leave()
+        if outs is None:                # (given up: the compiled code answers)
+            c = self.wait()
+            if c is not None:
+                return c(*args)
+            self._abandonable = False   # (the compile failed: the fast tier, to the end)
+            return self(*args)
         owned = self._owned | _roots(args)
         return [_fresh(o, owned) for o in outs]
+
+    def _enter(self):
+        """Register the calling thread's fast-tier call as one the compile may stop."""
+        tid = threading.get_ident()
+        with self._running_lock:
+            self._running.add(tid)
+        return tid
+
+    def _leave(self, tid):
+        with self._running_lock:
+            self._running.discard(tid)
+            abandon.clear(tid)          # (a request that came after the call's last check)
+
+    def _stop_running(self):
+        """The compile is done (or a race's deadline passed): ask the fast-tier calls still
+        running to give up (abandon.py)."""
+        with self._running_lock:
+            for tid in self._running:
+                abandon.request(tid)
 
     def wait(self, timeout=None):
         """Block until the compile is over; -> the compiled executable (None if it failed
@@ -187,6 +227,7 @@ class TieredExecutable:
         self._head_start()
         try:
             self.compiled = self._compile_fn()
+            self._stop_running()
         except Exiting:
             pass
         except BaseException as e:
@@ -201,15 +242,19 @@ class TieredExecutable:
     def _head_start(self):
         """Wait until the first call returns, at most `head_start_s` s of its thread's CPU
         (FIRST_CALL_HEAD_START wall s before it starts or where no clock is read),
-        FIRST_CALL_WALL_CAP s of wall in all."""
+        FIRST_CALL_WALL_CAP s of wall in all; not at all for a parallel race.  A race's
+        first call still running at the end of it (its deadline) is asked to give up."""
+        if self.head_start_s <= 0:
+            return
         start = time.monotonic()
         while not self._first_call.wait(0.02):
             waited = time.monotonic() - start
-            if waited >= FIRST_CALL_WALL_CAP:
-                return
             used = _cpu_since(self._caller)
-            if (waited >= FIRST_CALL_HEAD_START) if used is None else (
-                    used >= self.head_start_s):
+            if waited >= FIRST_CALL_WALL_CAP or ((waited >= FIRST_CALL_HEAD_START) if used
+                                                 is None else (used >= self.head_start_s)):
+                if self.race is not None:
+                    self.deadline_passed = True
+                    self._stop_running()
                 return
 
 
@@ -393,25 +438,6 @@ def _work():
             from .worker_client import worker     # while this process goes on
             worker().start()
         exe._compile()
-
-
-#: cheap necessary tests, filled by the backends: `test(closed)` is True when the backend
-#: may compile `closed` in this process without the compile worker (the CPU backend: its
-#: direct LLVM path, xforms/kernels/cpu/llvm/ `may_take`)
-IN_PROCESS = []
-
-
-def in_process(closed):
-    """Whether `closed` may be a program that a backend compiles in this process without
-    the compile worker (the CPU backend from LLVM IR, xforms/kernels/cpu/llvm/: float
-    arguments and results, no constants, elementwise, view and reduction equations), so
-    that starting the worker for it would only cost: a cheap necessary test (a program it
-    passes that the backend then gives Numba starts the worker when it asks).
-
-    >>> in_process(xf.make_jaxpr(lambda x: xnp.sin(x) * 2.0)(0.5))
-    True
-    """
-    return any(test(closed) for test in IN_PROCESS)
 
 
 def _worker_useful():

@@ -180,12 +180,14 @@ class Jitted(Wrapped):
     def _new_executable(self, closed):
         """The compiled executable, or (tiered) one that runs the IR eagerly while the
         compile runs in the background."""
-        if tiered.enabled(self.tiered) and (self.backend or cheap_default()) == "cpu" \
-                and tiered.worthwhile(closed, in_process):
-            self._log_compile(closed, " in the background (the fast tier answers meanwhile)")
-            return tiered.TieredExecutable(
-                closed, lambda: self._executable(closed, background=True),
-                describe_function(self.fun), in_process)
+        if tiered.enabled(self.tiered) and (self.backend or cheap_default()) == "cpu":
+            tier, budget_s = tiered.first_call_tier(closed, in_process)
+            if tier != "compile":
+                self._log_compile(closed, " in the background (the fast tier answers "
+                                  + ("meanwhile)" if tier == "fast" else "unless it is first)"))
+                return tiered.TieredExecutable(
+                    closed, lambda: self._executable(closed, background=True),
+                    describe_function(self.fun), in_process, race=budget_s)
         self._log_compile(closed, "")
         return self._executable(closed)
 

@@ -9,6 +9,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from . import abandon
 from .float_checks import check_floats
 
 
@@ -55,7 +56,10 @@ def run_steps(plan, consts, args):
         plan.compact = _compact(plan)
     tail, steps = plan.compact
     env = [*consts, *args, *tail]
+    stop = abandon.STOP                      # (a safe point a step: abandon.py)
     for kind, fn, get, params, s, dt in steps:
+        if stop[0]:
+            abandon.check()
         if kind == 0:                        # (kinds: _compact)
             x = fn(*get(env), **params)
         elif kind == 1:

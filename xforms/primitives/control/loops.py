@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...core.avals import ShapedArray
+from ...core.eager import abandon
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.ir import Literal, Var
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
@@ -112,8 +113,11 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc, bc, carry = split(args, cond_nconsts, body_nconsts)
     cond, cc = trip_function(cond_jaxpr, cc)
     body, bc = trip_function(body_jaxpr, bc)
+    stop = abandon.STOP                  # (a safe point a trip: the tiered first call's bound)
     while bool(cond(*cc, *carry)[0]):
         carry = body(*bc, *carry)
+        if stop[0]:
+            abandon.check()
     return carry
 
 
@@ -316,8 +320,11 @@ def _for_impl(n, *args, body_jaxpr, num_consts, reverse):
     consts, carry = split(args, num_consts)
     n = int(n)
     body, consts = trip_function(body_jaxpr, consts, 1)
+    stop = abandon.STOP
     for i in (range(n - 1, -1, -1) if reverse else range(n)):
         carry = body(np.int64(i), *consts, *carry)
+        if stop[0]:
+            abandon.check()
     return carry
 
 

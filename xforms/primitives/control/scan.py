@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...core.avals import ShapedArray
+from ...core.eager import abandon
 from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.ir import ClosedJaxpr, Jaxpr, Var
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
@@ -68,12 +69,17 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry):
     xs = [np.asarray(x) for x in xs]
     ys = [np.empty((length,) + a.shape, a.dtype) for a in jaxpr.out_avals[num_carry:]]
     body, consts = trip_function(jaxpr, consts)
+    stop = abandon.STOP          # (a safe point a trip: the tiered first call's bound)
     if not xs and not ys:        # (fori_loop: the carry alone, ~0.5 us a trip less)
         for _ in range(length):
             carry = body(*consts, *carry)
+            if stop[0]:
+                abandon.check()
         return list(carry)
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
         outs = body(*consts, *carry, *[x[i] for x in xs])
+        if stop[0]:
+            abandon.check()
         carry = outs[:num_carry]
         for buf, y in zip(ys, outs[num_carry:]):
             buf[i] = y
