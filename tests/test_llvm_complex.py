@@ -353,3 +353,52 @@ def test_division_loop_by_fast_form_matches_numba(dt, specials):
         _same(_parts(ours(a, b)), _parts(numba(a, b)))
         q = ours(a, b)[0]
     assert np.isnan(q.real).any() == specials
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_power_loop_by_fast_form_is_the_eager_kernels(dt):
+    """A vector loop of x ** y computes complex_arith's power_fast (vecmath's polynomials,
+    e^(c log r)) a block at a time and, where a block gave a NaN part, calls `either`
+    there (power_fast's value, power_scalar's where that is NaN: ops/complexes.py), the
+    element the eager tier's kernel gives (issue #37: complex128 x ** y ran libm's pow,
+    atan2, sin, cos, 1.1x JAX's time): the same bits, the grid's specials, a zero base
+    and huge moduli (|c log r| beyond FAST_EXPONENT: power_scalar's) among ordinary ones,
+    alone and fused."""
+    from xforms.core.eager import kernels
+    rng = np.random.default_rng(6)
+    n = 6561 + 2000
+    a, b = ((rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt) for _ in "ab")
+    a[:6561], b[:6561] = _grid(dt)
+    a[-500:] *= dt(1e12)
+    prep = backend._prepare(xf.make_jaxpr(lambda u, v: u ** v)(a, b), {"name": "t"})
+    assert "xf_either_" in prep.llvm_ir
+    with np.errstate(all="ignore"):
+        eager = np.asarray(lax.pow(a, b))
+        assert kernels.state(lax.pow_p, dt, dt) == "ready"
+        got, fused = xf.jit(lambda u, v: (u ** v, u ** v * 2 + u), tiered=False)(a, b)
+        _same(_parts(got), _parts(eager))
+        _same(_parts(fused), _parts(xf.jit(lambda p, u: p * 2 + u, tiered=False)(eager, a)))
+
+
+def _roots(a):
+    return xnp.sqrt(a), xnp.sqrt(a) * 2 + a
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_sqrt_loop_by_fast_form_matches_numba(dt):
+    """A loop of sqrt computes sqrt_fast (sqrt_scalar's ordinary branch, branch-free) a
+    block at a time and redoes a block where it gave a NaN part with sqrt_scalar, as x / y
+    (complex_arith.EXACT_FAST; issue #37): the Numba kernel's bits (sqrt_scalar's) on
+    the grid's 81 special values (parts 0, -0, 1, -2.5, +-inf, nan, huge, denormal)
+    repeated through the first 13 blocks, and on ordinary ones of every size after."""
+    rng = np.random.default_rng(8)
+    g, h = _grid(dt)
+    n = 2 * 6561 + 3000
+    a = ((rng.standard_normal(n) + 1j * rng.standard_normal(n))
+         * rng.choice([1e-30, 1e-3, 1.0, 1e30], n)).astype(dt)
+    a[:2 * 6561] = np.concatenate([g, h])
+    prep = backend._prepare(xf.make_jaxpr(_roots)(a), {"name": "t"})
+    assert "%cflag" in prep.llvm_ir      # (the fast form's flag: absent on the old code)
+    ours, numba = _both(_roots, a)
+    with np.errstate(all="ignore"):
+        _same(_parts(ours(a)), _parts(numba(a)))

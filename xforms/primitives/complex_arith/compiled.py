@@ -27,14 +27,12 @@ KERNEL_NAMES = {"complex_div": "divide_scalar", "complex_mul": "multiply_scalar"
 # array and redo those elements with the full function: xforms/kernels/cpu/llvm/eager.py)
 FAST_NAMES = {"complex_div": "divide_fast", "complex_sqrt": "sqrt_fast",
               "complex_pow": "power_fast"}
-# the operand dtypes a fast form is for, where not all (power_fast's r^c is float64's
-# e^(c log r): a float32's to rounding, not a float64's)
-FAST_DTYPES = {"complex_pow": ("complex64",)}
 # the fast forms that are the full function's value bit for bit wherever no part is NaN, so
 # that a loop may compute them and redo only where one gave a NaN part (`jit`'s loops,
-# xforms/kernels/cpu/llvm/ops/complexes.py `fast_blocks`; power_fast is not: it rounds
-# differently)
-EXACT_FAST = ("complex_div",)
+# xforms/kernels/cpu/llvm/ops/complexes.py `fast_blocks`); power_fast is not (vecmath's
+# polynomials, e^(c log r)): a loop redoing a block keeps its non-NaN values
+# (complexes.`either`), as the eager tier's kernel does
+EXACT_FAST = ("complex_div", "complex_sqrt")
 
 
 def build(decorator, fused=True):

@@ -38,6 +38,10 @@ from .pieces import in_pieces
 _LOG_MAX = 709.782712893384             # log of the largest float64 (XLA's exp bound too)
 _XLA_EXP_LO = -708.3964185322641        # XLA's float64 exp is 0 below
 _SPLIT64, _SPLIT32 = 134217729.0, 4097.0    # Veltkamp's splits (2^27 + 1, 2^12 + 1)
+# complex128 power_fast's range (its docstring): |c log r| beyond FAST_EXPONENT, |d t|
+# beyond FAST_EXPONENT_D go to power_scalar (standard normal parts: none of 10^6)
+FAST_EXPONENT = 32.0
+FAST_EXPONENT_D = 700.0
 
 
 def nan_max(u, v):
@@ -128,13 +132,18 @@ def power_scalar(x, y):
 
 
 def power_fast(x, y):
-    """`power_scalar` of two complex64 numbers on its general branch (r = |x| finite and
+    """`power_scalar` of two complex numbers on its general branch (r = |x| finite and
     above 0, y finite, neither y = 0 nor x = 1), NaN in a part elsewhere: the eager tier's
-    kernel computes it over the array, vecmath's polynomials for libm's functions
-    (vecmath.vector_math), and redoes the elements with a NaN part with power_scalar
-    (xforms/kernels/cpu/llvm/eager.py).  r^c is e^(c log r) in float64 (vm_exp, vm_log:
-    within an ulp of float64: the float32 power rounded once), as no vector pow exists;
-    every other step is power_scalar's in the same order, in float32.  Values: below.
+    kernel and `jit`'s vector loops compute it over the array, vecmath's polynomials for
+    libm's functions (vecmath.vector_math), and redo the elements with a NaN part with
+    power_scalar (xforms/kernels/cpu/llvm/eager.py, ops/complexes.py `fast_blocks`).
+    r^c is e^(c log r) in float64 (vm_exp, vm_log), as no vector pow exists; every other
+    step is power_scalar's in the same order.  Complex64: each function in float64,
+    rounded to float32 once.  Complex128: e^(c log r) carries log r's rounding times c,
+    so the form is NaN (power_scalar decides) where |c log r| > FAST_EXPONENT (then
+    within ~FAST_EXPONENT eps of pow's r^c), where |d t| > FAST_EXPONENT_D (XLA's exp
+    flushes below -708.4, vm_exp does not) and for a real base and exponent (b = d = 0:
+    pow's correctly rounded value, t = q = 0).  Values: below.
 
         >>> power_fast(complex(2.0, 3.0), complex(0.5, 0.0))   # power_scalar's to rounding
     """
@@ -148,12 +157,17 @@ def power_fast(x, y):
     # each function in float64 (`* 1.0`), rounded to float32 once (as power_scalar in
     # Python on NumPy float32s); jit's float32 libm calls differ from that in the last bit
     # of some elements, which q = c t + d log r magnifies where cos q or sin q is near 0:
-    # within 1.5e-6 |z| of jit's and of jax 0.10.2's (10^6 standard normal parts)
+    # within 1.5e-6 |z| of power_scalar's and of jax 0.10.2's (10^6 standard normal parts)
     angle = t(math.atan2(b * 1.0, a * 1.0))
     lr64 = math.log(rr * 1.0)
     lr = t(lr64)
-    rc = t(math.exp((c * 1.0) * lr64))
-    coeff = t(math.exp((-d * angle) * 1.0)) * rc if ordinary else t(math.nan)
+    ec = (c * 1.0) * lr64
+    ed = (-d * angle) * 1.0
+    # (complex128: the bounds above; a float32's exponents never need them)
+    near = _is_single(a) or (abs(ec) <= FAST_EXPONENT and abs(ed) <= FAST_EXPONENT_D
+                             and not (b == 0 and d == 0))
+    rc = t(math.exp(ec))
+    coeff = t(math.exp(ed)) * rc if ordinary and near else t(math.nan)
     q = fma(c, angle, d * lr)
     q64 = q * 1.0
     sin_q = q if q == 0 else t(math.sin(q64))     # (sin(+-0) = +-0, as libm's)

@@ -9,10 +9,11 @@ the same equation (ops/complexes.py `translated`: complex_arith's scalar functio
 translated from its Python source, `formula_text`); a real one's loop body is `jit`'s loop
 body itself (`loop_text`: the plan of the one equation, its loop emitted by loops.Loops),
 so eager and `jit` give the same bits -- but for exp, log, log1p (vecmath's polynomials:
-within 4 eps) and complex64 x ** y (its fast form, below: a few float32 roundings times
-the power's condition).  Where complex_arith has a fast form of the function (FAST_NAMES:
-x / y, sqrt, complex64 x ** y: branch-free, NaN where the full function must decide), the
-loop computes that and redoes the elements with a NaN part with the full function.  The loop itself is written here, with the size
+within 4 eps).  Where complex_arith has a fast form of the function (FAST_NAMES:
+x / y, sqrt, x ** y: branch-free, NaN where the full function must decide), the
+loop computes that and redoes the elements with a NaN part with the full function (x ** y's
+is vecmath's, not the full function's bits: `jit`'s vector loops compute it too,
+ops/complexes.py `either`).  The loop itself is written here, with the size
 and the chunk length as arguments: nothing depends on the shape, so a process compiles
 each kernel once and the object code is kept on disk by the engine
 (engine.compile_function, build/object_cache).  Chunks run on OpenMP's team (team.py)
@@ -58,7 +59,8 @@ _PLAN_SIZE = 4096
 # elements on one thread (2.1-2.3x JAX's time in the published eager rows); measured on
 # one thread, 2026-12-01, load 10: div 2.4 / 4.9 ns (complex64 / complex128), mul 0.8 /
 # 3.0, abs 0.5 / 2.0, sqrt 6 / 16, exp 19 / 33, log 57 / 63, pow 75 / 89; the fast forms
-# (session 35, 10^6, load 8-21): div 1.3-2.5 / 3.6-4.2, sqrt 1.8-2.8 / 4.6-5.0, pow 14-19 / -
+# (session 35, 10^6, load 8-21): div 1.3-2.5 / 3.6-4.2, sqrt 1.8-2.8 / 4.6-5.0, pow 14-19 /
+# (session 37, load 15-20) 15.7-16.8
 _FORMULA_NS = {np.dtype(np.complex64): 2.0, np.dtype(np.complex128): 4.0}
 
 

@@ -138,6 +138,7 @@ class Loops(Expressions):
         self.vector_math, self.trig_flag = False, None     # (set per step: `vecmath`)
         self.complex_fast = False  # the step's x / y by its fast form (complexes.fast_blocks)
         self.fast_flag = None      # its block's NaN flag, while the fast form is emitted
+        self.complex_vector = None  # the `vector` of a fast form not exact (x ** y)
         self.functions, self.threaded = [], False   # chunks' functions (llvm/threaded.py)
         self.row_staged = []      # the current step's reductions staged per row
         self.blocks = {}          # a product computed in blocks -> (block, first row, n)
@@ -355,8 +356,11 @@ class Loops(Expressions):
             self.trig_flag = None
             # x / y by its fast form, a block redone where it gave a NaN (`leaf_loop`)
             # (no reductions: a redone block's statements run twice)
+            # (x ** y: vecmath's polynomials, its NaN elements redone: `complexes.either`)
+            from . import vecmath
+            self.complex_vector = vecmath.vector_math if self.vector_math else None
             self.complex_fast = (self.vector_math and not reductions.accumulators(st)
-                                 and complexes.fast_step(st))
+                                 and complexes.fast_step(st, self.complex_vector))
             try:
                 self._loop(st)
             finally:

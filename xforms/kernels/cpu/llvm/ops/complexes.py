@@ -22,9 +22,11 @@ copy of each formula, so a change to complex_arith reaches this path too.
     # c:c128[9] = mul a b   ->
     %c = call {double, double} @"xf_py_expr_..."({double, double} %a, {double, double} %b)
 
-A vector loop of x / y (no reductions) computes it by complex_arith's branch-free fast form a
-block at a time, each block redone with the full function where that gave a NaN part
-(`fast_blocks`): the same bits, a third of the divisions.
+A vector loop of x / y or sqrt (no reductions) computes it by complex_arith's branch-free
+fast form a block at a time, each block redone with the full function where that gave a
+NaN part (`fast_blocks`): the same bits, a third of the divisions.  x ** y likewise by
+power_fast (vecmath's polynomials: `vector_fast`), a block redone by `either` (power_fast's
+value, power_scalar's where that is NaN): the eager tier's kernel's bits, not libm's.
 Sums fold pairs with the plain sum and products with XLA's product, as the Numba accumulator's `acc += x`, `acc = complex_mul(acc, x)` (`fold`, xforms/kernels/cpu/llvm/ops/reductions.py).
 Refused (the Numba path keeps them): what the Numba path would spell with cmath (Numba's own
 code, no Python to translate; since session 30 no complex primitive does: tan, tanh and the
@@ -112,8 +114,7 @@ def formula(eqn, vector=None, fast=False):
         return None
     if fast:
         names = [k for k in complex_arith.FAST_NAMES if f"{k}(" in text]
-        dt = np.dtype(eqn.invars[0].aval.dtype).name
-        if len(names) != 1 or dt not in complex_arith.FAST_DTYPES.get(names[0], (dt,)):
+        if len(names) != 1:
             return None
         text = text.replace(f"{names[0]}(", f"{names[0]}_fast(")
     return translated(eqn, vector, text)
@@ -130,11 +131,54 @@ def exact_fast(eqn):
     return formula(eqn, fast=True)
 
 
-def fast_step(step):
-    """Whether loop step `step` computes an equation `exact_fast` has a fast form for:
-    `jit`'s innermost loops then run `fast_blocks` (where the step has no reductions:
-    loops.py asks)."""
-    return any(exact_fast(eqn) is not None for eqn, _ in step.body)
+def vector_fast(eqn, vector):
+    """formula(eqn, vector, fast=True) where that fast form is not the full function's
+    value (x ** y: vecmath's polynomials, e^(c log r)), else None: a loop computing it
+    redoes its NaN elements with the full function and keeps its value elsewhere
+    (`either`), as the eager tier's kernel does, so both give one value."""
+    if vector is None or not takes(eqn) or eqn.prim.name in _SPELLED:
+        return None
+    text = expression(eqn) or ""
+    inexact = set(complex_arith.FAST_NAMES) - set(complex_arith.EXACT_FAST)
+    if not any(f"{k}(" in text for k in inexact):
+        return None
+    return formula(eqn, vector, fast=True)
+
+
+def either(eqn, vector):
+    """A function of `eqn`'s operands: `vector_fast`'s value where it has no NaN part,
+    the full function's (`translated`) elsewhere -- the element the eager tier's kernel
+    gives (its redo pass), called where a `jit` loop redoes a block (`fast_blocks`).
+
+        >>> either(pow_eqn, vecmath.vector_math).symbol     # 'xf_either_xf_pyv_expr_...'
+    """
+    fast, full = vector_fast(eqn, vector), translated(eqn)
+    key = ("either", fast, full)
+    if key not in _translations:
+        ty = str(fast.ret.llvm)
+        part = _PART[ty]
+        args = [f"{'i1' if np.dtype(v.aval.dtype) == np.dtype(bool) else value_type(v)} %x{k}"
+                for k, v in enumerate(eqn.invars)]
+        params = ", ".join(args)
+        symbol = f"xf_either_{fast.symbol}"
+        text = "\n".join([
+            f'define internal {ty} @"{symbol}"({params}) {{', "entry:",
+            f'  %f = call {ty} @"{fast.symbol}"({params})',
+            f"  %re = extractvalue {ty} %f, 0", f"  %im = extractvalue {ty} %f, 1",
+            f"  %nan = fcmp uno {part} %re, %im", "  br i1 %nan, label %full, label %done",
+            "full:", f'  %g = call {ty} @"{full.symbol}"({params})', "  br label %done",
+            "done:", f"  %r = phi {ty} [%f, %entry], [%g, %full]", f"  ret {ty} %r", "}"])
+        _translations[key] = python_ir.Translated(
+            symbol, fast.ret, [*fast.texts, *full.texts, text], {*fast.decls, *full.decls})
+    return _translations[key]
+
+
+def fast_step(step, vector=None):
+    """Whether loop step `step` computes an equation `exact_fast` (or, given `vector`,
+    `vector_fast`) has a fast form for: `jit`'s innermost loops then run `fast_blocks`
+    (where the step has no reductions: loops.py asks)."""
+    return any(exact_fast(eqn) is not None or vector_fast(eqn, vector) is not None
+               for eqn, _ in step.body)
 
 
 # the elements of a block of `fast_blocks` (a redo reads them again from the cache:
@@ -144,12 +188,13 @@ FAST_BLOCK = 1024
 
 def fast_blocks(m, sym, a, b, held, body):
     """The innermost loop [a, b) over statements `body()` in blocks of FAST_BLOCK, each
-    computing its x / y by the fast form (`exact_fast`: Smith's quotient selected
+    computing its x / y (sqrt, x ** y) by the fast form (`exact_fast`: Smith's quotient selected
     branch-free, so the loop vectorises to three divisions per element where
     divide_scalar's if-converted branches and corners cost every element all of them),
     its NaN parts or-ed into a flag, then, where the flag is set, the block again with the
     full function: divide_scalar's bits (the fast form's values wherever it had no NaN;
-    a block's statements may run twice: the step has no reductions, `fast_step`).
+    x ** y's block redone by `either`; a block's statements may run twice: the step has
+    no reductions, `fast_step`).
 
         fast_blocks(module, sym, 0, 4096, False, lambda: module._nest((), (), stmts))
     """
@@ -206,7 +251,13 @@ def emit(m, stmt):
                            stmt.args))
         return
     if name not in _SPELLED:    # (the Numba path's expression, complex_arith's functions)
-        fast = exact_fast(eqn) if getattr(m, "fast_flag", None) else None
+        vector = getattr(m, "complex_vector", None) if getattr(m, "complex_fast", False) else None
+        fast = None
+        if getattr(m, "fast_flag", None):
+            fast = exact_fast(eqn) or vector_fast(eqn, vector)
+        elif vector_fast(eqn, vector) is not None:      # (a block redone: the kernel's value)
+            m.bind(out, _call(m, stmt, either(eqn, vector)))
+            return
         if fast is None:
             m.bind(out, _call(m, stmt, translated(eqn)))
             return

@@ -57,6 +57,8 @@ class Body(Expressions):
         self.fn = ir.Function(module, ir.FunctionType(
             ret.llvm if ret is not None else ir.VoidType(), [t.llvm for t in dynamic]), symbol)
         self.fn.linkage = "internal"
+        if unit.vector is not None:    # (a vectorised formula: whole in the loop, wherever
+            self.fn.attributes.add("alwaysinline")   # it is called twice: `jit`'s redo)
         self.entry = self.fn.append_basic_block("entry")
         self.b = ir.IRBuilder(self.fn.append_basic_block("body"))
         values = iter(self.fn.args)
