@@ -133,9 +133,11 @@ def main(argv=None):
     ap.add_argument("--jax", action="store_true", help="time JAX too (if importable)")
     ap.add_argument("--json", help="write the figures there")
     ap.add_argument("--only", nargs="*", help="cases whose names contain one of these")
+    ap.add_argument("--jax-only", action="store_true", help="time JAX alone (alternating "
+                    "fresh processes of each system)")
     args = ap.parse_args(argv)
-    results = {"xforms": survey("xforms", args.only)}
-    if args.jax:
+    results = {} if args.jax_only else {"xforms": survey("xforms", args.only)}
+    if args.jax or args.jax_only:
         try:
             results["jax"] = survey("jax", args.only)
         except ImportError as e:
@@ -144,7 +146,7 @@ def main(argv=None):
     systems = [s for s in ("xforms", "jax") if s in results]
     print(f"{'case':22s}" + "".join(f"{s:>10s}" for s in systems) + f"   (CPU us/call, load "
           f"{results['load']:.1f})")
-    for name in results["xforms"]:
+    for name in results[systems[0]]:
         row = [results[s].get(name) for s in systems]
         print(f"{name:22s}" + "".join(f"{v:10.2f}" if v is not None else f"{'-':>10s}"
                                        for v in row))
