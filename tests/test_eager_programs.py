@@ -133,3 +133,15 @@ def test_strict_promotion_refuses_after_a_program_was_kept():
     with xf.numpy_dtype_promotion("strict"):
         with pytest.raises(xf.errors.TypePromotionError):
             xnp.add(F32, Y)
+
+
+@pytest.mark.parametrize("option, value", [("allow_f16_reductions", False),
+                                           ("check_tracer_leaks", True),
+                                           ("debug_key_reuse", True)])
+def test_checking_options_run_every_call_as_written(option, value):
+    for _ in range(3):
+        xnp.sum(M, axis=0)
+    before = eager_programs.counts["program"]
+    with getattr(xf.config, option)(value):
+        np.testing.assert_array_equal(xnp.sum(M, axis=0), np.asarray(M).sum(0))
+    assert eager_programs.counts["program"] == before

@@ -11,7 +11,8 @@ their sign too, as -0.0 == 0.0).  Anything else -- a NumPy scalar, a device arra
 non-canonical dtype, an unhashable static -- runs the function as written, as does every
 call under a trace (jit, grad, vmap: the function joins that trace), under debug_nans /
 debug_infs / no_execution (each primitive checked), with a traced option set (strict
-promotion, rank promotion, matmul precision) or disable_jit, a profiler or default_device.
+promotion, rank promotion, matmul precision), allow_f16_reductions=False, tracer-leak or
+key-reuse checks on, or disable_jit, a profiler or default_device.
 
 A signature is traced on its second call (a loop whose Python scalar changes each call,
 `xnp.full(n, t)`, never traces); one that cannot be traced (a value-dependent function:
@@ -52,7 +53,8 @@ def as_program(fn):
 
     def call(*args, **kwargs):
         if (state.current is not _EVAL or config.trace_options or config.float_checks
-                or jit_switch.active):
+                or jit_switch.active or config.f16_refusals or config.leak_checks
+                or config.key_reuse_checks):
             return fn(*args, **kwargs)
         leaves = []
         try:
