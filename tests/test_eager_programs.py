@@ -145,3 +145,18 @@ def test_checking_options_run_every_call_as_written(option, value):
     with getattr(xf.config, option)(value):
         np.testing.assert_array_equal(xnp.sum(M, axis=0), np.asarray(M).sum(0))
     assert eager_programs.counts["program"] == before
+
+
+def test_threefry_eager_words_are_the_scalar_blocks():
+    # the eager implementation holds the words in uint32 (lax/rng.py `_threefry_arrays`);
+    # the element function (jit's loops) in masked uint64: the same blocks, extremes included
+    from xforms.lax.rng import _threefry_arrays, threefry_scalar
+    rng = np.random.default_rng(0)
+    words = [rng.integers(0, 2**32, size=(3, 5), dtype=np.uint64).astype(np.uint32)
+             for _ in range(4)]
+    words[0][0, :3] = words[2][1, :3] = [0, 2**32 - 1, 2**31]
+    for ws in (words, [np.uint32(7), np.uint32(9), words[2][0], words[3][0]]):
+        got = _threefry_arrays(*ws)
+        want = np.asarray(threefry_scalar(*np.broadcast_arrays(*ws)))
+        assert got.dtype == want.dtype == np.uint64
+        np.testing.assert_array_equal(got, want)
