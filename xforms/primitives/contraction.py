@@ -55,6 +55,12 @@ def _dot_general_impl(x, y, *, dimension_numbers, precision=None, out=None):
             return [res]
         np.copyto(out, res)
         return [out]
+    if not lb and x.ndim == y.ndim == 1 and out is None and (not lc or x.shape[0] != 1):
+        # two vectors (eager xnp.dot, vdot, outer): the products below, without their
+        # bookkeeping -- each outer element one multiply, the inner product one matmul
+        if not lc:
+            return [np.multiply.outer(x, y)]
+        return [np.matmul(x.reshape(1, -1), y.reshape(-1, 1)).reshape(())]
     if not lb and x.ndim == y.ndim == 2 == len(lc) * 2 and out is None \
             and x.shape[lc[0]] != 1:
         # a matrix product (the common case): the same matmul, the transposes are views
