@@ -27,6 +27,7 @@ CASES = {
     "sum": (xnp.sum, (X,), {}), "sum axis keepdims": (xnp.sum, (M,), dict(axis=1, keepdims=True)),
     "sum f32": (xnp.sum, (F32,), {}), "sum i32": (xnp.sum, (I32,), {}),
     "sum dtype": (xnp.sum, (I32,), dict(dtype=np.float32)), "mean": (xnp.mean, (M, 0), {}),
+    "mean dtype object": (xnp.mean, (I32,), dict(dtype=np.dtype("float32"))),
     "max": (xnp.max, (X,), {}), "argmin": (xnp.argmin, (M,), dict(axis=1)),
     "std": (xnp.std, (X,), {}), "var ddof": (xnp.var, (M,), dict(axis=0, ddof=1)),
     "any": (xnp.any, (B,), {}), "cumsum": (xnp.cumsum, (I32,), {}),

@@ -37,7 +37,7 @@ LIMIT = 256
 #: files through the programs so), 0: never (every call as written); XFORMS_EAGER_PROGRAMS
 TRACE_AT = int(os.environ.get("XFORMS_EAGER_PROGRAMS", "2"))
 _REFUSED = "refused"          # a signature whose trace failed: the function as written
-_STATIC = (bool, int, str, type(None), type, np.dtype)
+_STATIC = (bool, int, str, type(None), type)
 # calls a program answered (tests read it: which path answered, never a timing)
 counts = {"program": 0}
 
@@ -111,6 +111,8 @@ def _key(v, leaves):
         return (t, *[_key(e, leaves) for e in v])
     if t is complex:
         return (t, v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag))
+    if isinstance(v, np.dtype):         # (np.dtype("f4")'s type is a subclass, Float32DType)
+        return (np.dtype, v)
     raise _Unkeyed
 
 
@@ -127,6 +129,7 @@ def _trace(fn, args, kwargs, leaves):
     array operands abstract; _REFUSED where tracing fails or keeps no operand."""
     if not leaves:            # (nothing abstract: a constant program, nothing to gain)
         return _REFUSED
+
     def rebuilt(v, xs):     # (by position, in `_key`'s order: dot(x, x) has two operands)
         t = type(v)
         if t is Array or t is np.ndarray:
