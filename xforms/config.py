@@ -324,6 +324,7 @@ leak_checks = 0
 key_reuse_checks = 0
 strict_promotion = 0
 trace_options = 0       # settings of the options that change what a function traces to
+f16_refusals = 0        # settings of allow_f16_reductions=False (eager programs step aside)
 CUDA_GRAPHS = _flag("XFORMS_CUDA_GRAPHS")          # (read once: use_cuda_graphs' default)
 cuda_graphs_on = int(CUDA_GRAPHS)
 _count_lock = threading.Lock()
@@ -450,7 +451,8 @@ True only: xforms' Threefry is the partitionable one, JAX's default.""")
 softmax_custom_jvp = State("jax_softmax_custom_jvp", False, _boolean, doc="""\
 Accepted; no effect: xforms.nn.softmax has one derivative rule, equal to both of JAX's
 (they differ in rounding only).""")
-allow_f16_reductions = State("jax_allow_f16_reductions", True, _boolean, doc="""\
+allow_f16_reductions = State("jax_allow_f16_reductions", True, _boolean,
+                             counter="f16_refusals", on=lambda v: not v, doc="""\
 False: reduce_sum of a float16 operand raises ValueError, as JAX's (xnp.sum and xnp.mean
 sum float16 in float32, and are not refused).""")
 jax2tf_scan_reductions = State(          # (xf.jax2tf_associative_scan_reductions)

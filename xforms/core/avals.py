@@ -137,7 +137,8 @@ def accumulation_dtype(dtype):
     their own, so a raw lax reduction of float16 can differ from JAX's in the last bits.
 
         >>> accumulation_dtype(float16)     # float32"""
-    return float32 if np.dtype(dtype) == float16 else np.dtype(dtype)
+    d = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    return float32 if d.char == "e" else d      # (no dtype comparison: ~0.5 us each)
 
 
 # JAX's dtype of the tangents and cotangents of integer and boolean values: no data

@@ -460,6 +460,24 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
             + [_plain(v, o[2]) for v, o in zip(vals[n_wrapped:], outs[n_wrapped:])])
 
 
+def eager_runner(closed):
+    """`fn(args)`: `closed` run eagerly as `eval_jaxpr` would, its plan made and generated
+    now -- for a caller that keeps a program for its hot calls (xforms/numpy/eager_programs.py),
+    without eval_eager's lookup per call.  Unchecked: under debug_nans / debug_infs the
+    caller takes eval_jaxpr.  >>> eager_runner(make_jaxpr(f)(x))([x])   # [f(x)]"""
+    plan = _plan(closed.jaxpr)
+    run, consts, outs = generate(plan), _unwrapped(closed.consts), plan.outs
+
+    def call(args):
+        token = quiet_enter(QUIET)              # (NumPy's warnings off: eager/quiet.py)
+        try:
+            vals = run(*consts, *_unwrapped(args))
+        finally:
+            quiet_leave(token)
+        return [fix_dtype(v, o[2], args) for v, o in zip(vals, outs)]
+    return call
+
+
 def _unwrapped(xs):
     """Inputs with every `Array` viewed as a plain ndarray: a NumPy call on a subclass
     returns the subclass, which every later call would pay for again.  A backend's device

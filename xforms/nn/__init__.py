@@ -23,6 +23,12 @@ for _name in [n for n, v in list(globals().items()) if callable(v) and not isins
               and not n.startswith("_") and n != "one_hot"
               and getattr(v, "__module__", "").startswith(__name__ + ".")]:
     globals()[_name] = _returns_arrays(globals()[_name])
+# eager calls: one cached program per signature (xforms/numpy/eager_programs.py)
+from ..numpy.eager_programs import as_program as _as_program  # noqa: E402
+for _name in ("relu", "sigmoid", "softplus", "softmax", "log_softmax", "logsumexp", "gelu",
+              "silu", "swish", "elu", "leaky_relu", "tanh", "log_sigmoid", "relu6", "selu",
+              "celu", "mish", "standardize", "glu", "hard_tanh", "soft_sign"):
+    globals()[_name] = _as_program(globals()[_name])
 del _name
 
 

@@ -108,6 +108,26 @@ from .elementwise.ufunc_api import (add, bitwise_and, bitwise_or, bitwise_xor, f
                                     logaddexp, logaddexp2, logical_and, logical_or, logical_xor,
                                     maximum, minimum, multiply, negative, subtract, ufunc)
 
+# eager calls of these run as one cached program per signature (eager_programs.py: traced on
+# a signature's second call; value-dependent functions -- nonzero, unique, where(c) -- and
+# creation from Python values stay as written)
+from .eager_programs import as_program as _as_program  # noqa: E402
+_PROGRAMS = (
+    "sum prod mean max min amax amin argmax argmin std var all any ptp average count_nonzero "
+    "cumsum cumprod nansum nanmean nanmax nanmin median "
+    "dot vdot inner outer matmul tensordot einsum kron trace "
+    "where select clip take take_along_axis "
+    "reshape transpose swapaxes moveaxis concatenate stack hstack vstack expand_dims squeeze "
+    "broadcast_to ravel flip roll tile repeat diagonal "
+    "sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log2 log10 log1p "
+    "sqrt cbrt square abs absolute fabs sign floor ceil round trunc rint reciprocal power "
+    "divide true_divide floor_divide remainder mod hypot isnan isinf isfinite "
+    "less less_equal greater greater_equal equal not_equal logical_not "
+    "real imag conj conjugate angle deg2rad rad2deg sinc heaviside").split()
+for _name in _PROGRAMS:
+    globals()[_name] = _as_program(globals()[_name])
+del _name
+
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype, ndarray = _np.dtype, _np.ndarray
 bool = bool_

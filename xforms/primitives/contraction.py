@@ -55,13 +55,19 @@ def _dot_general_impl(x, y, *, dimension_numbers, precision=None, out=None):
             return [res]
         np.copyto(out, res)
         return [out]
+    if not lb and x.ndim == y.ndim == 1 and out is None and (not lc or x.shape[0] != 1):
+        # two vectors (eager xnp.dot, vdot, outer): the products below, without their
+        # bookkeeping -- each outer element one multiply, the inner product one matmul
+        if not lc:
+            return [np.multiply.outer(x, y)]
+        return [np.matmul(x.reshape(1, -1), y.reshape(-1, 1)).reshape(())]
     if not lb and x.ndim == y.ndim == 2 == len(lc) * 2 and out is None \
             and x.shape[lc[0]] != 1:
         # a matrix product (the common case): the same matmul, the transposes are views
         return [np.matmul(x.T if lc[0] == 0 else x, y.T if rc[0] == 1 else y)]
     xf, yf = _free(x.ndim, lc, lb), _free(y.ndim, rc, rb)
-    xt = np.transpose(x, list(lb) + xf + list(lc))
-    yt = np.transpose(y, list(rb) + list(rc) + yf)
+    xt = x.transpose(list(lb) + xf + list(lc))     # (the method: np.transpose's Python
+    yt = y.transpose(list(rb) + list(rc) + yf)     # wrapper costs ~1 us a call)
     bshape = xt.shape[:len(lb)]
     m = math.prod(xt.shape[len(lb):len(lb) + len(xf)])
     k = math.prod(xt.shape[len(lb) + len(xf):])

@@ -57,19 +57,31 @@ def _expand_back(y, x_aval, axes):
 def _accumulating(ufunc):
     """np.sum / np.prod (their ufunc's reduce: np.sum's Python wrapper costs more than
     summing a small array) accumulating in `accumulation_dtype` (float16 in float32)."""
+    adds = ufunc is np.add
+
     def f(x, axis):
-        x = np.asarray(x)
-        if ufunc is np.multiply and x.dtype.kind == "c":    # jax's fold: XLA's products
+        if type(x) is not np.ndarray:
+            x = np.asarray(x)
+        dt = x.dtype
+        if not adds and dt.kind == "c":     # jax's fold: XLA's products
             return complex_patch.product(x, tuple(axis))
-        acc = accumulation_dtype(x.dtype)
-        if ufunc is np.add and x.size and all(x.shape[a] == 1 for a in axis):
-            # one element per sum: itself, as XLA's reshape (np.add.reduce starts from
-            # +0.0 and makes -0.0 +0.0; jax 0.10.2's sum of [-0.0] is -0.0)
-            return x.reshape([d for a, d in enumerate(x.shape) if a not in axis]).copy()
-        if ufunc is np.add and _slow_column_sum(x, axis, acc):
-            return np.einsum("ij->j", x)
+        acc = accumulation_dtype(dt)
+        if adds:
+            shape = x.shape
+            for a in axis:
+                if shape[a] != 1:
+                    break
+            else:
+                if x.size:
+                    # one element per sum: itself, as XLA's reshape (np.add.reduce starts
+                    # from +0.0 and makes -0.0 +0.0; jax 0.10.2's sum of [-0.0] is -0.0)
+                    return x.reshape([d for a, d in enumerate(shape) if a not in axis]).copy()
+            if _slow_column_sum(x, axis, acc):
+                return np.einsum("ij->j", x)
+        if acc is dt and dt.kind in "fc":    # (floats: dtype= changes nothing, costs 1 us;
+            return ufunc.reduce(x, axis=axis)  # integers' default accumulator is wider)
         r = ufunc.reduce(x, axis=axis, dtype=acc)
-        return r if acc == x.dtype else r.astype(x.dtype, copy=False)
+        return r if acc == dt else r.astype(dt, copy=False)
     return f
 
 

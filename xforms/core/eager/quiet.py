@@ -32,6 +32,21 @@ except (ImportError, AttributeError):       # pragma: no cover  (another NumPy)
         state.__exit__(None, None, None)
 
 
+class silenced:
+    """`with silenced():` NumPy's floating-point warnings off, as `np.errstate(all="ignore")`
+    but by the two C calls above (~0.3 us, where np.errstate costs 1-4 us): for the impls
+    that silence a step of their own, called in eager code thousands of times.
+
+        >>> with silenced(): np.log(0.0)          # -inf, no RuntimeWarning"""
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = enter(IGNORE)
+
+    def __exit__(self, *exc):
+        leave(self.token)
+
+
 def silently(fn, *args, **kwargs):
     """`fn(*args, **kwargs)` with NumPy's floating-point warnings off (see above).
 

@@ -7,10 +7,10 @@
     >>> xnp.maximum.accumulate(xnp.array([1, 3, 2]))          # [1, 3, 3]
     >>> xnp.frompyfunc(lambda x, y: x * y + 1, 2, 1).outer(xnp.ones(2), xnp.arange(3.0))
 
-Calling a named ufunc is one Python frame, as calling its function was: each is the one
-instance of its own subclass whose `__call__` is the public function itself (a staticmethod),
-so Python's call slot runs it with no frame in between (the slot's argument tuple costs about
-50 ns, won back by the call's fixed positional parameters: see `_public_call`).  Methods JAX gives a dedicated implementation (add.reduce is sum,
+Calling a named ufunc calls the public function directly: each is the one instance of its
+own subclass whose `__call__` is that function (a staticmethod), so Python's call slot runs it
+with no frame in between; eagerly it answers from a cached program per signature, as xnp's
+other functions (../eager_programs.py).  Methods JAX gives a dedicated implementation (add.reduce is sum,
 add.at a scatter-add, ...) use the xnp function; the others, and every method of a
 `frompyfunc`, use JAX's generic loops: a left fold for `reduce` (fori_loop: the function need
 not be associative), a scan for `accumulate`, one update per index for `at`.
@@ -21,6 +21,7 @@ from ..indexing import subscripts as indexing
 from ..manipulation import joining, shapes as man
 from ..reductions import aggregates as red, cumulative
 from .. import array_api
+from ..eager_programs import as_program
 from . import mathfuncs, ufuncs as uf
 from ...primitives.operands import (asarray_operand, aval, canon_axis, canon_axes, convert,
                                     dtype_arg, locate_public_error, returns_arrays, wrap_result)
@@ -306,7 +307,7 @@ def _named(fn, nin, identity=None, **methods):
     """The ufunc `xnp.<name>`: the one instance of its own subclass, whose `__call__` is the
     public function itself (special-method lookup then calls it with no extra frame)."""
     name = fn.__name__
-    call = _public_call(fn, name)
+    call = as_program(_public_call(fn, name))   # (eager: a cached program per signature)
     cls = type(name, (ufunc,), {"__call__": staticmethod(call), "__module__": __name__})
     u = cls(fn, nin, 1, name=name, identity=identity, call=call, **methods)
     u.__qualname__ = name                # (the API reference finds it as ufunc_api.<name>)

@@ -87,6 +87,10 @@ def trace(x, /, *, offset=0, dtype=None):
     return _red.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
+# eager calls: one cached program per signature, as xnp's reductions (../eager_programs.py)
+from ..eager_programs import as_program as _as_program  # noqa: E402
+norm, vector_norm, matrix_norm = map(_as_program, (norm, vector_norm, matrix_norm))
+
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
            "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve",

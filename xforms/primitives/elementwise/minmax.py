@@ -36,12 +36,15 @@ def _ordered_zeros(ufunc, tie):
             return np.asarray(np.where(wins, x, y))
         if r.dtype.kind == "f":
             odd = r == 0                  # (relu's zeros are +0.0: two cheap passes)
-            if odd.any():
+            if _count(odd):
                 odd &= np.signbit(r) == negative
-                if odd.any():
+                if _count(odd):
                     np.copyto(r, tie(x, y), where=odd & (x == 0) & (y == 0))
         return r
     return impl
+
+
+_count = np.count_nonzero     # (C: odd.any() is ndarray's Python-level method, ~1.5 us)
 
 
 def fix_zero_ties(r, maximum, took_part):
@@ -59,9 +62,9 @@ def fix_zero_ties(r, maximum, took_part):
     if r.dtype.kind != "f":
         return r
     odd = r == 0
-    if odd.any():
+    if _count(odd):
         odd &= np.signbit(r) == maximum
-        if odd.any():
+        if _count(odd):
             r = np.where(odd & took_part(lambda x: (x == 0) & (np.signbit(x) != maximum)),
                          -r, r)
     return r

@@ -13,6 +13,7 @@ log1p left xforms' float64 values ~30 ulp from JAX's near the tails.
 import numpy as np
 
 from ...core.engine_prims import broadcast_in_dim, convert_element_type
+from ...core.eager.quiet import silenced
 from .. import elementwise as ew
 
 ERFINV32_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
@@ -166,7 +167,7 @@ def erf_inv_numpy(x):
         return erf_inv_numpy(x.reshape(-1)).reshape(x.shape)
     if x.dtype == np.float16:
         return erf_inv_numpy(x.astype(np.float32)).astype(np.float16)
-    with np.errstate(all="ignore"):        # (inf at +-1, NaN beyond: the values wanted)
+    with silenced():        # (inf at +-1, NaN beyond: the values wanted)
         return _erf_inv_numpy(x)
 
 
