@@ -1080,3 +1080,31 @@ def test_an_eager_array_raised_to_a_traced_power_inside_a_loop_body():
     g = xf.grad(lambda t: f(t).sum())(e)
     np.testing.assert_allclose(g, want * np.log(base * base + 0.5) * (1 - np.tanh(e) ** 2),
                                rtol=1e-12)
+
+
+def test_an_eager_complex_array_divided_by_a_traced_value():
+    """The complex loop fuzz (session 37): `x9 / (2.0 + a3 * xnp.conj(a3))` in an
+    un-jitted while_loop's body, x9 an eager complex128 Array and the divisor a traced
+    carry: the eager operator's complex quotient (XLA's values at zero divisors) called
+    np.asarray on the traced divisor (ConcretizationError); jit(lambda a: x / a) too."""
+    x = xnp.asarray(np.array([1 + 2j, 3 - 1j]))
+    a = np.array([0.5 + 1j, -0.25 - 2j])
+
+    def f(a0):
+        def body(c):
+            i, v = c
+            return i + 1, x / (2.0 + v * xnp.conj(v))
+        return lax.while_loop(lambda c: c[0] < 2, body, (0, xnp.asarray(a0)))[1]
+
+    def f_ref(a0):
+        v = a0
+        for _ in range(2):
+            v = np.asarray(x) / (2.0 + v * np.conj(v))
+        return v
+    want = f_ref(a)
+    np.testing.assert_allclose(f(a), want, rtol=1e-14)
+    np.testing.assert_allclose(xf.jit(f)(a), want, rtol=1e-14)
+    np.testing.assert_allclose(xf.jit(lambda t: x / t)(a), np.asarray(x) / a, rtol=1e-15)
+    # grad of Re(sum(x / a)): JAX's (jax 0.10.2) [-0.8+1.6j, 0.77633136-0.05680473j], -x/a^2
+    g = xf.grad(lambda t: xnp.real(xnp.sum(x / t)))(a)
+    np.testing.assert_allclose(g, -np.asarray(x) / a ** 2, rtol=1e-14)

@@ -93,7 +93,7 @@ def assert_close(actual, expected, what, rtol=EXACT, atol=EXACT, scale=None,
         a, e = np.asarray(a), np.asarray(e)
         assert a.shape == e.shape, f"{what}: leaf {k} has shape {a.shape}, expected {e.shape}"
         assert a.dtype == dtype, f"{what}: leaf {k} has dtype {a.dtype}, expected {dtype}"
-        a, e = a.astype(np.float64), e.astype(np.float64)
+        a, e = a.astype(_wide(a, e)), e.astype(_wide(a, e))
         s = maxabs(e[np.isfinite(e)]) if scale is None else scale
         bad = ~((np.abs(a - e) <= atol * (1 + s) + rtol * np.abs(e)) |
                 (np.isnan(a) & np.isnan(e)))     # nan where both agree on it (0/0 at 0)
@@ -102,6 +102,11 @@ def assert_close(actual, expected, what, rtol=EXACT, atol=EXACT, scale=None,
                 f"{what}: leaf {k} differs at {np.argwhere(bad)[:4].tolist()}:\n"
                 f"  actual   {a[bad][:4]}\n  expected {e[bad][:4]}\n"
                 f"  max |diff| {np.max(np.abs(a - e)):.3g} (scale {s:.3g})")
+
+
+def _wide(*xs):
+    """complex128 where any of `xs` is complex (a complex program's values), else float64."""
+    return np.complex128 if any(np.iscomplexobj(x) for x in xs) else np.float64
 
 
 # ---- cases: a program with concrete inputs ----------------------------------------------------------
@@ -151,10 +156,14 @@ class _FloatRepr:
 
 
 def random_args(prog, rng):
-    """Standard normal inputs of the program's dtype."""
-    return tuple(tree_map_leaves(lambda leaf: np.asarray(rng.standard_normal(leaf.shape),
-                                                         prog.dtype), a)
-                 for a in prog.args)
+    """Standard normal inputs of the program's dtype (a complex one: both parts normal,
+    of standard deviation 0.7)."""
+    def draw(leaf):
+        x = rng.standard_normal(leaf.shape)
+        if np.dtype(prog.dtype).kind == "c":
+            x = 0.7 * (x + 1j * rng.standard_normal(leaf.shape))
+        return np.asarray(x, prog.dtype)
+    return tuple(tree_map_leaves(draw, a) for a in prog.args)
 
 
 @st.composite
@@ -174,8 +183,9 @@ def dtype_of(case):
 
 
 def float64_args(args):
-    """The inputs in float64 (exactly): the NumPy rendering's, whatever the program's dtype."""
-    return tmap(lambda x: np.asarray(x, np.float64), args)
+    """The inputs in float64 (exactly; complex ones in complex128): the NumPy rendering's,
+    whatever the program's dtype."""
+    return tmap(lambda x: np.asarray(x, _wide(x)), args)
 
 
 def reference(case, args=None):
@@ -186,7 +196,7 @@ def reference(case, args=None):
     leaves = flatten(out)[0]
     if not all(np.all(np.isfinite(x)) and np.all(np.abs(x) < BIG) for x in leaves):
         reject()
-    return (tmap(lambda x: np.asarray(x, np.float64), out),
+    return (tmap(lambda x: np.asarray(x, _wide(x)), out),
             m.value if m.singular > MARGIN else -1.0)
 
 

@@ -37,7 +37,8 @@ def _smooth_at(case, args):
 
 
 def _float32(case):
-    return dtype_of(case) == np.float32
+    """Whether the case computes in single precision (float32, complex64)."""
+    return dtype_of(case) in (np.float32, np.complex64)
 
 
 def _away_from_jumps(case, args):
@@ -51,8 +52,14 @@ def _away_from_jumps(case, args):
 def _tolerance(case):
     """assert_close's tolerances and dtype for the case's outputs (checks.py F32_TOL)."""
     dt = dtype_of(case)
-    tol = F32_TOL if dt == np.float32 else EXACT
+    tol = F32_TOL if _float32(case) else EXACT
     return dict(rtol=tol, atol=tol, dtype=dt)
+
+
+def _real(fs, dt):
+    """fs, or for a complex program its real part (grad takes a real function of complex
+    inputs, as JAX's)."""
+    return (lambda *a: xnp.real(fs(*a))) if dt.kind == "c" else fs
 
 
 def _finite(tree):
@@ -86,9 +93,12 @@ def check_jit_group(group, backend=None, derivatives=True, small=False, numba=Fa
         # one (a float -> int conversion anywhere) no longer drops its group's derivatives
         if derivatives and margin >= 0:
             dt = dtype_of(case)
-            fs = scalarize(case.fn(), tmap(lambda w: w.astype(dt), weights(expected)), xnp)
+            fs = _real(scalarize(case.fn(), tmap(lambda w: w.astype(dt), weights(expected)),
+                                 xnp), dt)
             grads.append(xf.grad(fs, argnums=n_args(case)))
-            dirs.append(case.xargs(tmap(lambda t: t.astype(dt), unit_direction(
+            # (a complex program's direction: complex, both parts nonzero)
+            turn = 0.6 + 0.8j if dt.kind == "c" else 1.0
+            dirs.append(case.xargs(tmap(lambda t: (t * turn).astype(dt), unit_direction(
                 np.random.default_rng(6), case.args))))
             eager.append((expected, grads[-1](*case.xargs()),
                           xf.jvp(case.fn(), case.xargs(), dirs[-1])[1]))

@@ -1,6 +1,7 @@
 """The AST of a random fuzz program, rendered as readable Python source in two dialects.
 
-A program is straight-line SSA code over float64 (or float32: `Program.dtype`) arrays with
+A program is straight-line SSA code over float64 (or float32, complex128, complex64:
+`Program.dtype`) arrays with
 structured control flow; its templates create no array of another float dtype, so a float32
 program stays float32 as JAX would keep it:
 
@@ -196,6 +197,27 @@ OPS = {
     "fit": ("xnp.broadcast_to(xnp.mean({a}), {p0})", "np.broadcast_to(np.mean({a}), {p0})"),
     # float -> int conversion of special values (p0: nan, inf, out of range; p1 the integer
     # dtype), brought back to small floats through an integer remainder
+    # complex programs (complex_loops.py): holomorphic ops without poles near the inputs,
+    # the conjugate, and the control scalars through the real part
+    "conj": ("xnp.conj({a})", "np.conj({a})"),
+    "rot": ("{a} * (0.6 + 0.8j)", "{a} * (0.6 + 0.8j)"),
+    "exp_h": ("xnp.exp(0.5 * {a})", "np.exp(0.5 * {a})"),
+    "div_c": ("{a} / (2.0 + {b} * xnp.conj({b}))", "{a} / (2.0 + {b} * np.conj({b}))"),
+    "fft_cc": ("xnp.fft.ifft(xnp.fft.fft({a}, axis={p0}) * (1.0 + 0.5j), axis={p0})",
+               "np.fft.ifft(np.fft.fft({a}, axis={p0}) * (1.0 + 0.5j), axis={p0})"),
+    "pred_c": ("xnp.sum(xnp.real({a})) > {p0}", "R.gt(np.sum(np.real({a})), {p0})"),
+    "branch_index_c": ("xnp.floor(1.5 + 2.5 * xnp.tanh(xnp.mean(xnp.real({a}))))"
+                       ".astype(xnp.int32)",
+                       "R.floor(1.5 + 2.5 * np.tanh(np.mean(np.real({a})))).astype(np.int32)"),
+    "trip_count_c": ("xnp.floor(2.5 + 2.0 * xnp.tanh(xnp.mean(xnp.real({a}))))",
+                     "R.floor(2.5 + 2.0 * np.tanh(np.mean(np.real({a}))))"),
+    "trip_count_int_c": ("xnp.floor(2.5 + 2.0 * xnp.tanh(xnp.mean(xnp.real({a}))))"
+                         ".astype(xnp.int64)",
+                         "R.floor(2.5 + 2.0 * np.tanh(np.mean(np.real({a})))).astype(np.int64)"),
+    "limit_c": ("1.0 + xnp.tanh(xnp.mean(xnp.real({a})))",
+                "1.0 + np.tanh(np.mean(np.real({a})))"),
+    "tstep_c": ("{a} + 0.5 + 0.25 * xnp.tanh(xnp.sum(xnp.real({b})))",
+                "{a} + 0.5 + 0.25 * np.tanh(np.sum(np.real({b})))"),
     "to_int": ("(xnp.where({a} > 0.5, {p0}, {a} * {p2}).astype(xnp.{p1}) % 1000)"
                ".astype({a}.dtype) * 0.001",
                "(R.to_int(np.where(R.gt({a}, 0.5), {p0}, {a} * {p2}), np.{p1}) % 1000)"

@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 from hypothesis import strategies as st
 
+from . import complex_loops as CX
 from . import reference as R
 from .accumulate import gen_accumulate
 from .program_ast import (Block, Call, Cond, Fori, Leaf, Op, Program, Scan, While, _tuple,
@@ -64,6 +65,7 @@ class _Gen:
                  control_weight, affine=None, lead_control=False, dtype="float64"):
         self.draw, self.max_stmts, self.max_depth = draw, max_stmts, max_depth
         self.dtype = dtype       # of the inputs; the ops' templates keep it (program_ast.py)
+        self.complex = CX.is_complex(dtype)     # draws from complex_loops.py's ops
         self.lead_control = lead_control     # the program's first statement is control flow
         self.control, self.block_stmts = control, block_stmts
         self.control_kinds, self.control_weight = control_kinds, control_weight
@@ -73,6 +75,9 @@ class _Gen:
         self.empty_outs = []     # outputs of no elements (a scan of no steps stacks none)
 
     # ---- drawing helpers ----------------------------------------------------------------
+    def ctl(self, kind):
+        return CX.complex_kind(kind, self.dtype)
+
     def fresh(self, prefix="v"):
         return f"{prefix}{next(self.ids)}"
 
@@ -150,13 +155,15 @@ class _Gen:
     # ---- statements ------------------------------------------------------------------------------
     def stmt(self, scope, depth):
         fams = FAMILIES + (["dyn", "dyn"] if scope.index else [])
+        if self.complex:
+            fams = [f for f in fams if f not in CX.LEFT_OUT]
         if self.control and depth < self.max_depth:
             fams = fams + ["control"] * self.control_weight
         return getattr(self, "gen_" + self.choice(fams))(scope, depth)
 
     def gen_unary(self, scope, depth):
         a, sa = self.pick(scope)
-        kind = self.choice(UNARY)
+        kind = self.choice(CX.UNARY if self.complex else UNARY)
         params = ()
         if kind in ("softmax", "log_softmax"):
             if not sa:
@@ -169,11 +176,12 @@ class _Gen:
 
     def gen_along(self, scope, depth):
         """Ops with kernels of their own: cumulative, sort, FFTs, convolve, solve/cholesky."""
-        kind = self.choice(ALONG)
+        kind = self.choice(CX.ALONG if self.complex else ALONG)
         if kind == "convolve":
             a, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
             b, _ = self.pick(scope, lambda s: len(s) == 1, lambda: self.shape(1, 1))
-            if self.flag():            # infinities in the kernel (padding adds nothing)
+            if not self.complex and self.flag():    # infinities in the kernel (padding
+                # adds nothing)
                 inf = self.choice(["float('inf')", "-float('inf')"])
                 return self.emit(scope, self.fresh(), "convolve_inf", (a, b), (inf,))
             return self.emit(scope, self.fresh(), kind, (a, b))
@@ -200,11 +208,12 @@ class _Gen:
         b, sb = self.pick(scope, lambda s: _broadcasts(s, sa), lambda: self.bcast_shape(sa))
         if self.flag():
             a, b = b, a
-        return self.emit(scope, self.fresh(), self.choice(BINARY), (a, b))
+        return self.emit(scope, self.fresh(), self.choice(CX.BINARY if self.complex else BINARY),
+                         (a, b))
 
     def gen_reduce(self, scope, depth):
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
-        kind = self.choice(REDUCE)
+        kind = self.choice(CX.REDUCE if self.complex else REDUCE)
         if kind == "norm":
             return self.emit(scope, self.fresh(), kind, (a,))
         params = (self.axis_param(len(sa)), str(self.flag()))
@@ -388,7 +397,7 @@ class _Gen:
 
     def gen_scatter(self, scope, depth):
         a, sa = self.pick(scope, lambda s: len(s) >= 1, lambda: self.shape(1))
-        kind = self.choice(SCATTER)
+        kind = self.choice(CX.SCATTER if self.complex else SCATTER)
         idx = self.index_expr(sa, unique=kind in ("at_set", "at_min", "at_max", "at_mul"),
                                oob=True)
         target = R.jax_positions(sa, eval(f"np.s_[{idx}]"), drop=True).shape
@@ -468,7 +477,8 @@ class _Gen:
                                exact=True)
             latest = fitted
         mixed = self.fresh()
-        stmts += self.emit(scope, mixed, self.choice(["add", "mul", "div_s", "maximum"]),
+        stmts += self.emit(scope, mixed, self.choice(CX.MIX if self.complex else
+                                                   ["add", "mul", "div_s", "maximum"]),
                            (out, latest), exact=True)
         return mixed
 
@@ -502,9 +512,10 @@ class _Gen:
             ops = self.operands(scope)
             idx = self.fresh("p" if kind == "cond" else "k")
             if kind == "cond":
-                pre = [Op(idx, (), "pred", (src,), (self.choice(["0.0", "0.5", "-0.5"]),))]
+                pre = [Op(idx, (), self.ctl("pred"), (src,),
+                          (self.choice(["0.0", "0.5", "-0.5"]),))]
             else:
-                pre = [Op(idx, (), "branch_index", (src,))]
+                pre = [Op(idx, (), self.ctl("branch_index"), (src,))]
             branches, shapes = [], None
             for j in range(2 if kind == "cond" else self.integer(2, 3)):
                 names, in_shapes, in_vars = self.params_for(ops, scope)
@@ -520,20 +531,22 @@ class _Gen:
             counter, name = self.fresh("i"), self.fresh("body")
             if kind.startswith("while"):
                 trip = self.fresh("n")
-                pre = [Op(trip, (), "trip_count" if kind == "while_count" else "limit", (src,))]
+                pre = [Op(trip, (), self.ctl("trip_count" if kind == "while_count" else "limit"),
+                          (src,))]
                 stmts, inner, outs = self.block(
                     scope, depth, in_vars, shapes, counter if kind == "while_count" else None)
                 if kind == "while_count":
                     ret = _tuple([f"{counter} + 1"] + outs)
                     t_out = "_"
                 else:
-                    t_new, t_out = self.fresh("t"), self.fresh("t")
-                    stmts.append(Op(t_new, (), "tstep", (counter, outs[0])))
+                    # (a complex program's outputs are complex: its real time stays inside)
+                    t_new, t_out = self.fresh("t"), "_" if self.complex else self.fresh("t")
+                    stmts.append(Op(t_new, (), self.ctl("tstep"), (counter, outs[0])))
                     ret = _tuple([t_new] + outs)
                 body = Block(name, ["c"], [f"{_unpack([counter] + names)} = c"], stmts, ret)
                 stmt = While([], kind[6:], trip, ops, body, t_out)
                 out = pre + [self.finish(scope, stmt, shapes)]
-                if kind == "while_thresh":
+                if kind == "while_thresh" and t_out != "_":
                     scope.vars.append((t_out, ()))
                 return out
             lo = self.integer(0, 1)
@@ -541,7 +554,7 @@ class _Gen:
                 hi = str(lo + self.integer(0, 3))
             else:
                 hi = self.fresh("n")
-                pre = [Op(hi, (), "trip_count_int", (src,))]
+                pre = [Op(hi, (), self.ctl("trip_count_int"), (src,))]
             # (one body in two starts with an order-dependent affine step of a carry)
             stmts, inner, outs = self.block(scope, depth, in_vars, shapes, counter,
                                             lead=self.affine or self.flag())

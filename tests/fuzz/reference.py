@@ -242,7 +242,7 @@ def _positions(a, idx):
 def _update(ufunc, a, idx, v):
     # C order: `flat` below must be a view (an einsum result may be laid out transposed,
     # and reshape would then copy, losing the updates)
-    out = np.array(a, dtype=float, copy=True, order="C")
+    out = np.array(a, dtype=np.result_type(a, v, float), copy=True, order="C")
     pos = _positions(a, idx)
     keep = pos >= 0
     v = np.broadcast_to(v, pos.shape)[keep]

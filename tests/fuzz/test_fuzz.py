@@ -1,7 +1,8 @@
 """Differential fuzzing: random programs through every transform, against NumPy.
 
 Each test draws random well-typed programs (tests/fuzz/programs.py) with random float64
-inputs (the loop tests: float32 too) and checks one property (tests/fuzz/checks.py).  The number of programs scales with
+inputs (the loop tests: float32, complex128 and complex64 too) and checks one property
+(tests/fuzz/checks.py).  The number of programs scales with
 the Hypothesis profile (tests/conftest.py): the default profile is fast; run the deep one with
 
     pytest -m fuzz --hypothesis-profile=deep
@@ -219,13 +220,16 @@ def test_eager_operators_promote_as_jax(chain):
 
 # The loop tests below draw each program's dtype: float64, or float32 (the inputs float32,
 # every op keeping it, as JAX does), whose values are compared with the float64 NumPy
-# rendering and between tiers to checks.py's F32_TOL (away from a jump: F32_MARGIN)
-LOOP_DTYPES = ("float64", "float32")
+# rendering and between tiers to checks.py's F32_TOL (away from a jump: F32_MARGIN), or
+# complex128 / complex64 (complex_loops.py: the ops drawn, control scalars through the real
+# part; compared with the complex128 rendering, complex64 to F32_TOL; grads of the real part)
+LOOP_DTYPES = ("float64", "float32", "complex128", "complex64")
 
 
 def _dtype_event(group):
-    """How many of the group's programs are float32 (--hypothesis-show-statistics)."""
-    event(f"float32 programs: {sum(c.prog.dtype == 'float32' for c in group)}")
+    """How many of the group's programs are of each dtype (--hypothesis-show-statistics)."""
+    for dt in LOOP_DTYPES[1:]:
+        event(f"{dt} programs: {sum(c.prog.dtype == dt for c in group)}")
 
 
 # loops accumulating products (tests/fuzz/accumulate.py), compiled with their gradients: the

@@ -277,7 +277,9 @@ def _truediv(x, y):
         >>> _truediv(np.array([complex(np.inf, np.inf)]), 1j)       # [inf-infj]
     """
     dt = np.result_type(x, y)
-    if dt.kind != "c":
+    if dt.kind != "c" or isinstance(x, Tracer) or isinstance(y, Tracer):
+        # (a traced operand -- an eager Array divided by one in jit or a loop body --:
+        # NumPy's ufunc hands it to xnp.true_divide, which traces XLA's quotient)
         return np.true_divide(x, y)
     x, y = np.asarray(x, dt), np.asarray(y, dt)
     # (the eager tier's compiled kernel where built, as xnp.divide: issue #37, x / y of
