@@ -8,13 +8,14 @@ xforms.numpy, so that the control flow xforms.numpy is built on imports nothing 
 import math
 
 from ..core import trace as core
+from ..errors import AxisError
 from ..primitives import structural as st
 
 
 def canonical_axis(axis, ndim, name):
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
 
 

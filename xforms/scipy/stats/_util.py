@@ -1,4 +1,5 @@
 """Shared helpers of the distributions: promotion, pdf from logpdf, standardising."""
+import contextvars
 import functools
 
 from ... import numpy as xnp
@@ -22,24 +23,35 @@ def floats(*xs, name):
 
         >>> floats(1j, 0.0, 1.0, name="expon.logpdf")   # TypeError: ... complex128 ...
     """
-    out = promote(*xs, name=name, inexact=True)
+    called = _CALLED.get() or name     # (the user's pdf, not the logpdf it exponentiates)
+    out = promote(*xs, name=called, inexact=True)
     if out and name not in COMPLEX_OK and aval(out[0]).dtype.kind == "c":
-        raise TypeError(f"{name} does not accept dtype {aval(out[0]).dtype.name}: as in "
-                        f"jax.scipy.stats, whose {name} compares its operands or calls a "
+        raise TypeError(f"{called} does not accept dtype {aval(out[0]).dtype.name}: as in "
+                        f"jax.scipy.stats, whose {called} compares its operands or calls a "
                         "real-only function (lt does not accept dtype complex...); pass real "
                         "values (x.real)")
     return out
+
+
+# the method the user called, while a method built on another runs it (exp_of: pdf runs
+# logpdf), so that `floats`' errors name what the user called
+_CALLED = contextvars.ContextVar("xforms_stats_called", default=None)
 
 
 def exp_of(logf):
     """The density from a log-density: exp(logf(...))."""
     @functools.wraps(logf)
     def f(*args, **kwargs):
-        return xnp.exp(logf(*args, **kwargs))
+        token = _CALLED.set(_CALLED.get() or called)
+        try:
+            return xnp.exp(logf(*args, **kwargs))
+        finally:
+            _CALLED.reset(token)
     f.__doc__ = f"exp({logf.__name__}(...))"
     # named as its distribution module binds it (logpdf -> pdf), where the docs look
     f.__name__ = f.__qualname__ = logf.__name__[3:] if logf.__name__.startswith("log") \
         else f"exp_{logf.__name__}"
+    called = f"{logf.__module__.rsplit('.', 1)[-1]}.{f.__name__}"     # expon.pdf
     return returns_arrays(f)
 
 
