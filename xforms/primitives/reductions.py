@@ -21,7 +21,8 @@ from .complex_arith import patching as complex_patch
 
 def _reduced_aval(name, x, axes, dtype=None):
     if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise AxisError(f"{name}: invalid axes {axes} for {x.str_short()}")
+        raise AxisError(f"{name}: axes {axes} are out of bounds (or repeated) for "
+                        f"{x.str_short()}")
     return ShapedArray.of(tuple([s for i, s in enumerate(x.shape) if i not in axes]),
                           x.dtype if dtype is None else np.dtype(dtype),
                           x.weak_type if dtype is None else False)
