@@ -127,3 +127,20 @@ def test_xforms_own_ops_stay_quiet_around_a_callback():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isneginf(np.asarray(f(np.ones(2)))).all()
+
+
+# ---- xnp's own dtype checks, where jax raises another class than NumPy
+@pytest.mark.parametrize("f,args,exc", [
+    # jax: ValueError "Arguments to jax.numpy.gcd must be integers." (xforms: TypeError)
+    (xf.numpy.gcd, [np.float32(1.5), np.float32(2.0)], ValueError),
+    (xf.numpy.lcm, [np.float32(1.5), np.float32(2.0)], ValueError),
+    # jax: TypeError "x argument to bincount must have an integer type; got float32"
+    # (xforms: ValueError)
+    (xf.numpy.bincount, [np.ones(3, np.float32)], TypeError),
+    # jax: ValueError "np.delete(arr, obj): got obj.dtype=float32; must be integer or bool."
+    # (xforms: NumPy's IndexError)
+    (xf.numpy.delete, [np.arange(4.0), np.array([1.0], np.float32)], ValueError),
+])
+def test_numpy_dtype_refusals_as_jax(f, args, exc):
+    with pytest.raises(exc, match=f.__name__):
+        f(*args)

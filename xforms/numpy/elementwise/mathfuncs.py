@@ -212,7 +212,8 @@ def _euclid(x1, x2, name):
     from ...lax.control_flow import while_loop
     a, b = promote(x1, x2, name=name)
     if aval(a).dtype.kind not in "iu":
-        raise TypeError(f"{name}: needs integer inputs, got {aval(a).dtype}")
+        raise ValueError(f"{name}: needs integer inputs, got {aval(a).dtype} (as jax's "
+                         "ValueError)")
     a, b = uf.abs(a), uf.abs(b)
     if aval(a).shape != aval(b).shape:
         from ..manipulation.shapes import broadcast_arrays
@@ -234,7 +235,7 @@ def gcd(x1, x2):
 
 def lcm(x1, x2):
     a, b = promote(x1, x2, name="lcm")
-    g = gcd(a, b)
+    g = _euclid(a, b, "lcm")
     safe = uf.where(ew.eq(g, ew.like(0, g)), ew.like(1, g), g)
     out = uf.where(ew.eq(g, ew.like(0, g)), ew.like(0, g),
                    uf.abs(ew.mul(uf.floor_divide(a, safe), b)))

@@ -124,6 +124,9 @@ def _inserted_order(idx, n):
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """arr without the static positions obj along axis."""
     check_arraylike(obj)
+    dt = np.dtype(obj.dtype) if hasattr(obj, "dtype") else np.result_type(obj)
+    if dt.kind not in "biu":                     # (jax's ValueError; NumPy's IndexError)
+        raise ValueError(f"delete: obj must be integer or bool, got {dt}")
     arr = asarray_operand(arr)
     if axis is None:
         arr, axis = man.ravel(arr), 0
