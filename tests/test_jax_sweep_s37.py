@@ -144,3 +144,9 @@ def test_xforms_own_ops_stay_quiet_around_a_callback():
 def test_numpy_dtype_refusals_as_jax(f, args, exc):
     with pytest.raises(exc, match=f.__name__):
         f(*args)
+
+
+def test_fresnel_complex_is_not_implemented_as_jax():
+    # jax: NotImplementedError "Support for complex-valued inputs is not implemented yet."
+    # (xforms: ValueError)
+    raises_as_jax(special.fresnel, [Z], NotImplementedError, "not implemented yet")
