@@ -150,3 +150,14 @@ def test_fresnel_complex_is_not_implemented_as_jax():
     # jax: NotImplementedError "Support for complex-valued inputs is not implemented yet."
     # (xforms: ValueError)
     raises_as_jax(special.fresnel, [Z], NotImplementedError, "not implemented yet")
+
+
+@pytest.mark.parametrize("name", ["qr", "svd", "eig", "eigvals", "eigh", "cholesky"])
+def test_linalg_rank_below_two_is_type_error_as_jax(name):
+    # jax: TypeError "Input 0 to qr must have rank at least 2, but got shape=(3,)" (svd, eig
+    # alike; eigh, cholesky: TypeError from a transpose); xforms raised ValueError (NumPy's
+    # LinAlgError class), which its MatrixRankError still is
+    f = getattr(xf.numpy.linalg, name)
+    raises_as_jax(f, [np.ones(3, np.complex64)], TypeError, "at least 2 dimensions")
+    with pytest.raises(np.linalg.LinAlgError):
+        f(np.ones(3))

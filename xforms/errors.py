@@ -30,6 +30,15 @@ class AxisError(np.exceptions.AxisError, XformsError):
         super().__init__(message)
 
 
+class MatrixRankError(TypeError, np.linalg.LinAlgError, XformsError):
+    """Fewer than two dimensions where a linear-algebra function takes matrices: a TypeError,
+    as JAX's ("Input 0 to qr must have rank at least 2"), and NumPy's LinAlgError (a
+    ValueError), so a user's `except` of either catches it.
+
+        >>> xnp.linalg.qr(xnp.ones(3))     # MatrixRankError: qr: expected ... (..., m, n)
+    """
+
+
 class UnexpectedTracerError(XformsError):
     """A traced value escaped the transformation that created it."""
 
