@@ -124,9 +124,10 @@ def _inserted_order(idx, n):
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """arr without the static positions obj along axis."""
     check_arraylike(obj)
-    dt = np.dtype(obj.dtype) if hasattr(obj, "dtype") else np.result_type(obj)
-    if dt.kind not in "biu":                     # (jax's ValueError; NumPy's IndexError)
-        raise ValueError(f"delete: obj must be integer or bool, got {dt}")
+    # (jax's ValueError for non-integer positions; NumPy's IndexError.  A slice is fine)
+    dt = type(obj) if isinstance(obj, (float, complex)) else getattr(obj, "dtype", None)
+    if dt is not None and np.dtype(dt).kind not in "biu":
+        raise ValueError(f"delete: obj must be integer or bool, got {np.dtype(dt)}")
     arr = asarray_operand(arr)
     if axis is None:
         arr, axis = man.ravel(arr), 0
