@@ -161,3 +161,19 @@ def test_linalg_rank_below_two_is_type_error_as_jax(name):
     raises_as_jax(f, [np.ones(3, np.complex64)], TypeError, "at least 2 dimensions")
     with pytest.raises(np.linalg.LinAlgError):
         f(np.ones(3))
+
+
+@pytest.mark.parametrize("f,args", [
+    # jax: ValueError "jnp.hypot is not well defined for complex-valued inputs. ..."
+    (xf.numpy.hypot, [Z, Z]),
+    # jax: ValueError "Unsupported input type to jax.numpy.i0: complex64"
+    (xf.numpy.i0, [np.complex64(Z)]),
+    # jax: ValueError "quantile does not support complex input, as the operation is poorly
+    # defined." (median too)
+    (xf.numpy.median, [np.array([Z, Z])]),
+    # jax: ValueError "ldexp not supported for input types (dtype('float32'), ...)"
+    (xf.numpy.ldexp, [np.float32(1.5), np.float32(2.0)]),
+])
+def test_numpy_value_errors_as_jax(f, args):
+    # xforms raised TypeError
+    raises_as_jax(f, args, ValueError, f.__name__)

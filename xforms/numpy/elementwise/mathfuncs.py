@@ -25,7 +25,8 @@ def hypot(x1, x2):
     """sqrt(x1**2 + x2**2) without overflow: max * sqrt(1 + (min/max)**2)."""
     x, y = promote(x1, x2, name="hypot", inexact=True)
     if aval(x).dtype.kind == "c":
-        raise TypeError("hypot: complex inputs are not supported")
+        raise ValueError("hypot: complex inputs are not supported (jax's ValueError: not "
+                         "well defined; convert to real values)")
     x, y = uf.abs(x), uf.abs(y)
     big, small = uf.maximum(x, y), uf.minimum(x, y)
     safe = uf.where(ew.eq(big, ew.like(0, big)), ew.like(1, big), big)
@@ -204,7 +205,7 @@ def ldexp(x1, x2):
     x1 = float_of(x1)
     x2 = asarray_operand(x2)
     if aval(x2).dtype.kind not in "biu":
-        raise TypeError("ldexp: the exponent must be an integer array")
+        raise ValueError("ldexp: the exponent must be an integer array (jax's ValueError)")
     return uf.multiply(x1, uf.exp2(convert(x2, aval(x1).dtype)))
 
 
@@ -345,4 +346,6 @@ def i0(x):
         >>> xnp.i0(0.0)        # 1.0
     """
     x = float_of(x)
+    if aval(x).dtype.kind == "c":           # (jax's ValueError "Unsupported input type")
+        raise ValueError(f"i0: unsupported input type {aval(x).dtype}")
     return ew.mul(ew.exp(ew.abs(x)), special.bessel_i0e(x))

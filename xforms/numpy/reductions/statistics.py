@@ -39,7 +39,8 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, name):
                                   f"{', '.join(_METHODS)})")
     a = float_of(asarray_operand(a))
     if aval(a).dtype.kind == "c":
-        raise TypeError(f"{name}: complex inputs are not supported")
+        raise ValueError(f"{name}: complex inputs are not supported (as jax's ValueError: "
+                         "the operation is poorly defined)")
     q = convert(asarray_operand(q), aval(a).dtype) if not isinstance(q, (int, float)) else \
         convert(q, aval(a).dtype)
     nd = aval(a).ndim
