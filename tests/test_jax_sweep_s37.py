@@ -140,9 +140,13 @@ def test_xforms_own_ops_stay_quiet_around_a_callback():
     # jax: ValueError "np.delete(arr, obj): got obj.dtype=float32; must be integer or bool."
     # (xforms: NumPy's IndexError)
     (xf.numpy.delete, [np.arange(4.0), np.array([1.0], np.float32)], ValueError),
+    # jax: ValueError "jnp.insert(): index array must be integer typed; got -0.5"
+    # (xforms: NumPy's TypeError)
+    (lambda a, i: xf.numpy.insert(a, i, 9.0), [np.arange(4.0), np.float32(-0.5)], ValueError),
 ])
 def test_numpy_dtype_refusals_as_jax(f, args, exc):
-    with pytest.raises(exc, match=f.__name__):
+    name = "insert" if f.__name__ == "<lambda>" else f.__name__
+    with pytest.raises(exc, match=name):
         f(*args)
 
 
