@@ -27,7 +27,9 @@ carry JAX's values as literals).  A case counts as
 
     same        both return, same dtype, shape and values (to the dtype's rounding); a
                 jitted xforms call may instead match jax.jit's answer
-    both raise  jax and xforms refuse the input (nothing to compare)
+    both raise  jax and xforms refuse the input with the same exception class (xforms' error
+                is an instance of the built-in class jax's derives from: a user's `except`
+                behaves the same); else "both raise, class differs", a difference too
     DIFF        a different value, dtype or shape: a silent wrong number, to be fixed or
                 allow-listed below with a reason
     refused     xforms raises where jax returns (NotImplementedError is the contract's way
@@ -296,6 +298,8 @@ DTYPES = ("float32", "float64", "int32", "bool", "complex64", "complex128")
 # 0bc67422) showed the default dtypes miss: fft of float16 goes through complex64
 EXTRA_DTYPES = {"fft": ("float16",)}
 
+CLASS = "both raise, class differs"   # jax's built-in exception class is not xforms'
+
 SEC = 60          # per call, seconds (a hang is reported as an error, not waited for)
 WATCHDOG = 3 * SEC  # per call, seconds: then a call blocked in C ends the process (above)
 
@@ -490,7 +494,7 @@ def sweep(args):
                             x = call(wrap(lambda *a, f=xfn: f(*a, **kw)),
                                      operands, {})
                             kind, what = classify(j, x)
-                            if label != "eager" and (kind in ("DIFF", "accepted") or
+                            if label != "eager" and (kind in ("DIFF", "accepted", CLASS) or
                                                      kind.startswith("refused")):
                                 # jax itself differs under jit at some edges (jnp.int32 of
                                 # a NumPy array is NumPy's cast eagerly, XLA's convert under
@@ -503,14 +507,18 @@ def sweep(args):
                                     kind, what = classify(jj, x)
                             allowed = (ALLOWED.get((mod_key, name, dt))
                                        or ALLOWED.get((mod_key, name)))
-                            allowed = allowed if kind.startswith(("DIFF", "refused")) else None
+                            allowed = allowed if kind.startswith(("DIFF", "refused", CLASS)) \
+                                else None
                             counts[kind + (" allowed" if allowed else "")] += 1
-                            if kind == "DIFF":
+                            if kind == CLASS:
+                                counts[f"  class pair {what.split(':')[0]}"] += 1
+                            if kind in ("DIFF", CLASS):
                                 line = f"{case} [{label}]: {what}"
                                 if allowed:
                                     line += f"  (allowed: {allowed})"
                                 diffs.append((bool(allowed), line))
-                                print("ALLOWED" if allowed else "DIFF   ", line, flush=True)
+                                print("ALLOWED" if allowed else
+                                      "DIFF   " if kind == "DIFF" else "CLASS  ", line, flush=True)
                             elif kind.startswith(("refused", "accepted")) and args.verbose:
                                 notes.append(f"{case} [{label}]: {kind}: {what}"
                                              + (f"  (allowed: {allowed})" if allowed else ""))
@@ -518,9 +526,21 @@ def sweep(args):
     return names_checked, counts, diffs, notes
 
 
+def exc_family(e):
+    """The built-in exception class a user's `except` would name for `e`: the first class of
+    its MRO defined by Python itself (jax.errors.ConcretizationTypeError -> TypeError)."""
+    return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
 def classify(j, x, loose=1):
     if j[0] == "err" and x[0] == "err":
-        return "both raise", None
+        # a user's `except` of jax's (built-in) class must catch xforms' error too
+        fam = exc_family(j[1])
+        if isinstance(x[1], fam) or isinstance(j[1], Timeout):
+            return "both raise", None
+        xmsg = str(x[1]).splitlines()[0][:80] if str(x[1]) else ""
+        return CLASS, f"jax {fam.__name__} / xforms {type(x[1]).__name__}: jax " \
+                      f"{type(j[1]).__name__} {str(j[1])[:80]!r}, xforms {xmsg!r}"
     if j[0] == "err":
         return "accepted", f"jax: {type(j[1]).__name__}: {str(j[1])[:100]}"
     if x[0] == "err":

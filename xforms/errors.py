@@ -6,6 +6,8 @@ Example::
     ConcretizationError: ... at example.py:3 ... use lax.cond ...
 """
 
+import numpy as np
+
 
 class XformsError(Exception):
     """Base class of errors raised by xforms itself (not by user code)."""
@@ -13,6 +15,28 @@ class XformsError(Exception):
 
 class ConcretizationError(TypeError, XformsError):
     """A Python control-flow construct needed the value of an abstract traced array."""
+
+
+class AxisError(np.exceptions.AxisError, XformsError):
+    """An axis out of range for an array's rank (or repeated): NumPy's AxisError, so both a
+    ValueError (JAX's canonicalize_axis and its reductions' shape rules raise that) and an
+    IndexError (NumPy's, and jax helpers that index a shape tuple): a user's `except` of
+    either catches it.
+
+        >>> xf.lax.cumsum(xnp.float32(1), axis=0)   # AxisError: cumsum: axis 0 is out of ...
+    """
+
+    def __init__(self, message):
+        super().__init__(message)
+
+
+class MatrixRankError(TypeError, np.linalg.LinAlgError, XformsError):
+    """Fewer than two dimensions where a linear-algebra function takes matrices: a TypeError,
+    as JAX's ("Input 0 to qr must have rank at least 2"), and NumPy's LinAlgError (a
+    ValueError), so a user's `except` of either catches it.
+
+        >>> xnp.linalg.qr(xnp.ones(3))     # MatrixRankError: qr: expected ... (..., m, n)
+    """
 
 
 class UnexpectedTracerError(XformsError):

@@ -20,7 +20,7 @@ from . import ir, memo, pass_counts, source_info  # noqa: F401
 from .eager import reuse as eager_reuse
 from .eager.float_checks import check_floats, float_problem  # noqa: F401  (core.float_problem)
 from .eager.frozen import freeze_bases, sealed
-from .eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave
+from .eager.quiet import IGNORE as QUIET, enter as quiet_enter, leave as quiet_leave, note_user
 from .eager.plans import GENERATE_AFTER, Plan, generate, interpret, run_steps  # noqa: F401
 from .. import config
 from .avals import (DEVICE_ARRAY_TYPES, SUPPORTED_DTYPES, ShapedArray, aval_of_value,  # noqa: F401
@@ -237,6 +237,8 @@ class EvalTrace:
         # become Arrays (silently: NumPy's floating-point warnings off, as XLA's are:
         # eager/quiet.py)
         token = quiet_enter(QUIET)
+        if token.old_value is not QUIET:       # (the user's state, for their callbacks)
+            note_user(token.old_value)
         try:
             outs = impl_rules[prim](*[v.view(np.ndarray) if type(v) is Array else v
                                       for v in vals], **params)
@@ -444,6 +446,8 @@ def eval_eager(jaxpr, consts, args, n_wrapped=None):
             plan.run = generate(plan)
     given, (consts, args) = args, (_unwrapped(consts), _unwrapped(args))
     token = quiet_enter(QUIET)              # (NumPy's warnings off: eager/quiet.py)
+    if token.old_value is not QUIET:        # (the user's state, for their callbacks)
+        note_user(token.old_value)
     try:
         if checked:
             vals = interpret(plan, consts, args, jaxpr.eqns)

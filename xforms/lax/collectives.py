@@ -10,6 +10,7 @@ collectives.py), and applies to every leaf of a pytree operand.
 import numpy as np
 
 from ..core import axis_env, trace as core
+from ..errors import AxisError
 from ..core.engine_prims import broadcast_to_aval, full
 from ..primitives import collectives as C
 from ..primitives.elementwise import convert_element_type, div, eq, select_n
@@ -139,7 +140,7 @@ def _split(x, axis, n, what):
 
 def _axis(axis, ndim, what):
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{what}: axis {axis} is out of range for rank {ndim}")
+        raise AxisError(f"{what}: axis {axis} is out of range for rank {ndim}")
     return axis % ndim
 
 

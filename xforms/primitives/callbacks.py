@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.eager.quiet import as_user
 from ..core.trace import abstract_eval_rules, get_aval, impl_rules
 from ..core.facts import OP, declare
 from ..core.ir import Effect
@@ -182,8 +183,8 @@ def _check(prim, callback, outs, result_avals):
 
 def _impl(prim):
     def impl(*args, callback, result_avals, **_):
-        args = [np.asarray(a) for a in args]
-        return _check(prim, callback, callback(*args), result_avals)
+        args = [np.asarray(a) for a in args]     # (the user's function: their NumPy state)
+        return _check(prim, callback, as_user(callback, *args), result_avals)
     return impl
 
 

@@ -14,6 +14,7 @@ cumulative sum.
 import numpy as np
 
 from ..core import trace as core
+from ..errors import AxisError
 from ..core.avals import accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..core.facts import OP, declare
@@ -32,7 +33,7 @@ from .structural import slice as slice_
 def _aval(name, kinds):
     def rule(x, *, axis, reverse):
         if not 0 <= axis < x.ndim:
-            raise TypeError(f"{name}: axis {axis} is out of range for {x.str_short()}")
+            raise AxisError(f"{name}: axis {axis} is out of range for {x.str_short()}")
         if x.dtype.kind not in kinds:
             what = "a floating operand" if kinds == "f" else "a real operand"
             raise TypeError(f"{name}: needs {what}, got {x.str_short()}")

@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
+from ..errors import AxisError
 from ..core.avals import ShapedArray, accumulation_dtype
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
@@ -20,7 +21,8 @@ from .complex_arith import patching as complex_patch
 
 def _reduced_aval(name, x, axes, dtype=None):
     if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-        raise TypeError(f"{name}: invalid axes {axes} for {x.str_short()}")
+        raise AxisError(f"{name}: axes {axes} are out of bounds (or repeated) for "
+                        f"{x.str_short()}")
     return ShapedArray.of(tuple([s for i, s in enumerate(x.shape) if i not in axes]),
                           x.dtype if dtype is None else np.dtype(dtype),
                           x.weak_type if dtype is None else False)

@@ -10,6 +10,7 @@ operand follows the permutation (found by sorting an extra iota operand along).
 import numpy as np
 
 from ..core import trace as core
+from ..errors import AxisError
 from ..core.avals import ShapedArray
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
@@ -29,7 +30,7 @@ def _sort_aval(*xs, dimension, is_stable, num_keys):
                         f"{', '.join(x.str_short() for x in xs)}")
     nd = xs[0].ndim
     if not 0 <= dimension < max(nd, 1) or nd == 0:
-        raise TypeError(f"sort: dimension {dimension} is out of range for {xs[0].str_short()}")
+        raise AxisError(f"sort: dimension {dimension} is out of range for {xs[0].str_short()}")
     if not 1 <= num_keys <= len(xs):
         raise TypeError(f"sort: num_keys={num_keys} must be in [1, {len(xs)}]")
     return [ShapedArray(x.shape, x.dtype, x.weak_type) for x in xs]
@@ -57,7 +58,11 @@ impl_rules[sort_p] = _sort_impl
 
 def sort(*operands, dimension=-1, is_stable=True, num_keys=1):
     nd = core.get_aval(operands[0]).ndim
-    return sort_p.bind(*operands, dimension=int(dimension) % max(nd, 1),
+    dimension = int(dimension)          # (JAX's AxisError past the rank: no wrapping around)
+    if not -nd <= dimension < max(nd, 1):
+        raise AxisError(f"sort: dimension {dimension} is out of bounds for an array of "
+                        f"dimension {nd}")
+    return sort_p.bind(*operands, dimension=dimension % max(nd, 1),
                        is_stable=bool(is_stable), num_keys=int(num_keys))
 
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..core.avals import ShapedArray
+from ..errors import AxisError
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules, deflinear_transpose, is_undefined
@@ -135,15 +136,31 @@ declare(squeeze_p, VIEW, noop=_same_aval, loop_spelling="view")
 
 
 def _squeeze_aval(x, *, dimensions):
-    if any(x.shape[d] != 1 for d in dimensions):
-        raise TypeError(f"squeeze: dimensions {dimensions} of {x.str_short()} are not all 1")
+    if any(not 0 <= d < x.ndim for d in dimensions):
+        raise AxisError(f"squeeze: dimensions {dimensions} are out of bounds for "
+                        f"{x.str_short()}")
+    if any(x.shape[d] != 1 for d in dimensions):     # (JAX's ValueError)
+        raise ValueError(f"squeeze: dimensions {dimensions} of {x.str_short()} are not all 1")
     return [ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions),
                         x.dtype, x.weak_type)]
 
 
 abstract_eval_rules[squeeze_p] = _squeeze_aval
 impl_rules[squeeze_p] = lambda x, *, dimensions: [np.asarray(x).squeeze(dimensions)]
-squeeze = lambda x, dimensions: squeeze_p.bind(x, dimensions=_t(dimensions))
+
+
+def squeeze(x, dimensions):
+    """x without its axes `dimensions` of size 1 (negatives count from the end, as JAX's:
+    the primitive holds them counted from 0).  >>> squeeze(np.ones((3, 1)), (-1,)).shape  # (3,)
+    """
+    nd = core.get_aval(x).ndim
+    dims = _t(dimensions)
+    bad = [d for d in dims if not -nd <= d < nd]
+    if bad:
+        raise AxisError(f"squeeze: axis {bad[0]} is out of bounds for array of dimension {nd}")
+    return squeeze_p.bind(x, dimensions=tuple(d % nd for d in dims))
+
+
 deflinear(squeeze_p)
 deflinear_transpose(squeeze_p, lambda ct, aval, *, dimensions: reshape(ct, aval.shape))
 vmap_rules[squeeze_p] = lambda args, dims, *, dimensions: (

@@ -12,7 +12,14 @@ np.errstate blocks, their warnings filters) is never changed outside xforms' cal
         out = np.divide(x, 0.0)         # inf, silently
     finally:
         leave(token)
+
+The user's own Python code that xforms runs (pure_callback, io_callback, debug.callback)
+runs under the user's state instead, as JAX runs it (jax's eager and jitted callbacks warn,
+or raise FloatingPointError under np.errstate(divide="raise")): each entry that silences
+NumPy from another state records that state (`note_user`), and `as_user` restores it.
 """
+import contextvars
+
 import numpy as np
 
 try:            # (NumPy 2's own variable: what np.errstate sets)
@@ -20,16 +27,29 @@ try:            # (NumPy 2's own variable: what np.errstate sets)
     with np.errstate(all="ignore"):
         IGNORE = _STATE.get()
     enter, leave = _STATE.set, _STATE.reset
+    # NumPy's own default (a token's old_value is Token.MISSING where no one set the state)
+    _DEFAULT = contextvars.Context().run(_STATE.get)
 except (ImportError, AttributeError):       # pragma: no cover  (another NumPy)
     IGNORE = None
 
-    def enter(_):
-        state = np.errstate(all="ignore")
-        state.__enter__()
-        return state
+    class _Token:           # (old_value: what a context variable's token has; None here)
+        old_value = None
 
-    def leave(state):
-        state.__exit__(None, None, None)
+        def __init__(self):
+            self.state = np.errstate(all="ignore")
+            self.state.__enter__()
+
+    def enter(_):
+        return _Token()
+
+    def leave(token):
+        token.state.__exit__(None, None, None)
+
+
+# the user's NumPy error state, as it was when xforms last silenced NumPy from it in this
+# context (thread); read only while xforms' silence is on, so it is always that entry's
+_USER = contextvars.ContextVar("xforms_user_errstate", default=None)
+note_user = _USER.set
 
 
 class silenced:
@@ -52,7 +72,25 @@ def silently(fn, *args, **kwargs):
 
         >>> silently(np.log, 0.0)           # -inf, no RuntimeWarning"""
     token = enter(IGNORE)
+    if token.old_value is not IGNORE:       # (None, IGNORE: nothing to note)
+        note_user(token.old_value)
     try:
         return fn(*args, **kwargs)
+    finally:
+        leave(token)
+
+
+def as_user(fn, *args):
+    """`fn(*args)` (the user's callback) under the user's NumPy error state: the one xforms'
+    silence replaced, where it is on (eager, jit's fast tier); else the current one (jit's
+    compiled tier, whose kernels leave it alone).
+
+        >>> silently(as_user, np.log, 0.0)  # -inf, and NumPy's RuntimeWarning"""
+    user = _USER.get()
+    if IGNORE is None or _STATE.get() is not IGNORE or user is None:
+        return fn(*args)
+    token = enter(_DEFAULT if user is contextvars.Token.MISSING else user)
+    try:
+        return fn(*args)
     finally:
         leave(token)

@@ -11,13 +11,14 @@ from ...primitives import elementwise as ew
 from ...primitives import sorting as sp
 from ...primitives import structural as st
 from ..slicing.slices import canonical_axis
+from ...errors import AxisError
 
 
 def _sortable(x, dimension):
     """JAX's ValueError for a 0-d operand, which has no dimension to sort along (the
     primitive's own TypeError otherwise).  >>> _sortable(np.float64(1), -1)  # ValueError"""
     if not isinstance(x, (tuple, list)) and core.get_aval(x).ndim == 0:
-        raise ValueError(f"axis {dimension} is out of bounds for array of dimension 0 "
+        raise AxisError(f"axis {dimension} is out of bounds for array of dimension 0 "
                          "(sort needs an operand of rank 1 or more: reshape it)")
 
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ...errors import AxisError
 from ...primitives.control import control_flow as cf
 from ...primitives import elementwise as ew
 from ...primitives.cumulative import cumlogsumexp as _cumlogsumexp, prefix_scan
@@ -78,7 +79,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
         return _cumlogsumexp(operand, axis, reverse)
     axis = int(axis)
     if not 0 <= axis < a.ndim:       # (the primitive's check: no negative axis, as JAX's)
-        raise TypeError(f"cumlogsumexp: axis {axis} is out of range for {a.str_short()}")
+        raise AxisError(f"cumlogsumexp: axis {axis} is out of range for {a.str_short()}")
     from ...numpy.elementwise.ufuncs import complex_logaddexp as lae   # (the one spelling of JAX's)
     n = a.shape[axis]
     if n == 0:

@@ -9,12 +9,13 @@ import math
 
 from ...core import trace as core
 from ...primitives import structural as st
+from ...errors import AxisError
 
 
 def canonical_axis(axis, ndim, name):
     axis = int(axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
 
 

@@ -25,7 +25,8 @@ def hypot(x1, x2):
     """sqrt(x1**2 + x2**2) without overflow: max * sqrt(1 + (min/max)**2)."""
     x, y = promote(x1, x2, name="hypot", inexact=True)
     if aval(x).dtype.kind == "c":
-        raise TypeError("hypot: complex inputs are not supported")
+        raise ValueError("hypot: complex inputs are not supported (jax's ValueError: not "
+                         "well defined; convert to real values)")
     x, y = uf.abs(x), uf.abs(y)
     big, small = uf.maximum(x, y), uf.minimum(x, y)
     safe = uf.where(ew.eq(big, ew.like(0, big)), ew.like(1, big), big)
@@ -204,7 +205,7 @@ def ldexp(x1, x2):
     x1 = float_of(x1)
     x2 = asarray_operand(x2)
     if aval(x2).dtype.kind not in "biu":
-        raise TypeError("ldexp: the exponent must be an integer array")
+        raise ValueError("ldexp: the exponent must be an integer array (jax's ValueError)")
     return uf.multiply(x1, uf.exp2(convert(x2, aval(x1).dtype)))
 
 
@@ -212,7 +213,8 @@ def _euclid(x1, x2, name):
     from ...lax.control_flow import while_loop
     a, b = promote(x1, x2, name=name)
     if aval(a).dtype.kind not in "iu":
-        raise TypeError(f"{name}: needs integer inputs, got {aval(a).dtype}")
+        raise ValueError(f"{name}: needs integer inputs, got {aval(a).dtype} (as jax's "
+                         "ValueError)")
     a, b = uf.abs(a), uf.abs(b)
     if aval(a).shape != aval(b).shape:
         from ..manipulation.shapes import broadcast_arrays
@@ -234,7 +236,7 @@ def gcd(x1, x2):
 
 def lcm(x1, x2):
     a, b = promote(x1, x2, name="lcm")
-    g = gcd(a, b)
+    g = _euclid(a, b, "lcm")
     safe = uf.where(ew.eq(g, ew.like(0, g)), ew.like(1, g), g)
     out = uf.where(ew.eq(g, ew.like(0, g)), ew.like(0, g),
                    uf.abs(ew.mul(uf.floor_divide(a, safe), b)))
@@ -344,4 +346,6 @@ def i0(x):
         >>> xnp.i0(0.0)        # 1.0
     """
     x = float_of(x)
+    if aval(x).dtype.kind == "c":           # (jax's ValueError "Unsupported input type")
+        raise ValueError(f"i0: unsupported input type {aval(x).dtype}")
     return ew.mul(ew.exp(ew.abs(x)), special.bessel_i0e(x))

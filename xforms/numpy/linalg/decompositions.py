@@ -8,6 +8,7 @@ or singular values repeat, as in JAX; the values' derivatives are always defined
 """
 from typing import NamedTuple
 
+from ...errors import MatrixRankError
 from ...primitives import elementwise as ew
 from ...primitives.linalg import factor as pl
 from ...primitives.linalg import spectral as ps
@@ -37,11 +38,12 @@ class SlogdetResult(NamedTuple):
 
 
 def matrix_operand(name, x, square=True, min_ndim=2):
-    """x as a float/complex array of (..., m, n) matrices; ValueError naming `name` else."""
+    """x as a float/complex array of (..., m, n) matrices; else an error naming `name`
+    (MatrixRankError for too few dimensions: JAX's TypeError and NumPy's LinAlgError)."""
     x = float_of(asarray_operand(x))
     a = aval(x)
     if a.ndim < min_ndim:
-        raise ValueError(f"{name}: expected an array of shape (..., m, n) with at least "
+        raise MatrixRankError(f"{name}: expected an array of shape (..., m, n) with at least "
                          f"{min_ndim} dimensions, got shape {a.shape}")
     if square and a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{name}: expected square matrices of shape (..., n, n), got shape "

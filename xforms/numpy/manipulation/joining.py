@@ -47,6 +47,16 @@ def _gather_by_positions(parts, pos):
     return man.reshape(take(flat, pos.reshape(-1), axis=0), pos.shape)
 
 
+def _integer_positions(obj, name):
+    """JAX's ValueError for positions (insert's, delete's obj) that are not integers or
+    bools; NumPy raises IndexError.  A slice passes.
+
+        >>> _integer_positions(np.array([1.5]), "insert")   # ValueError"""
+    dt = type(obj) if isinstance(obj, (float, complex)) else getattr(obj, "dtype", None)
+    if dt is not None and np.dtype(dt).kind not in "biu":
+        raise ValueError(f"{name}: obj must be integer or bool, got {np.dtype(dt)}")
+
+
 def insert(arr, obj, values, axis=None):
     """Insert values before the static positions obj along axis (NumPy's rules), or before
     traced integer positions (JAX's: counted from the end if negative, then clipped).
@@ -55,6 +65,7 @@ def insert(arr, obj, values, axis=None):
         [[9, 0, 1, 2], [0, 1, 9, 2]]
     """
     check_arraylike(obj)
+    _integer_positions(obj, "insert")
     arr, values = asarray_operand(arr), asarray_operand(values)
     if axis is None:
         arr, axis = man.ravel(arr), 0
@@ -124,6 +135,7 @@ def _inserted_order(idx, n):
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """arr without the static positions obj along axis."""
     check_arraylike(obj)
+    _integer_positions(obj, "delete")
     arr = asarray_operand(arr)
     if axis is None:
         arr, axis = man.ravel(arr), 0

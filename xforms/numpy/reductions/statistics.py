@@ -39,7 +39,8 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, name):
                                   f"{', '.join(_METHODS)})")
     a = float_of(asarray_operand(a))
     if aval(a).dtype.kind == "c":
-        raise TypeError(f"{name}: complex inputs are not supported")
+        raise ValueError(f"{name}: complex inputs are not supported (as jax's ValueError: "
+                         "the operation is poorly defined)")
     q = convert(asarray_operand(q), aval(a).dtype) if not isinstance(q, (int, float)) else \
         convert(q, aval(a).dtype)
     nd = aval(a).ndim
@@ -233,7 +234,9 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative integer; under a transform the
     output `length` must be given (negative values count as 0, larger ones are dropped)."""
     x = asarray_operand(x)
-    if aval(x).ndim != 1 or aval(x).dtype.kind not in "biu":
+    if aval(x).dtype.kind not in "biu":          # (jax's TypeError; a rank: its ValueError)
+        raise TypeError(f"bincount: x must have an integer type, got {aval(x).dtype}")
+    if aval(x).ndim != 1:
         raise ValueError("bincount: x must be a 1-D array of non-negative integers")
     if length is None:
         if isinstance(x, Tracer):

@@ -12,6 +12,7 @@ import builtins
 import numpy as np
 
 from ...core import trace as core
+from ...errors import AxisError
 from ...core.avals import canonicalize_dtype
 from ...core.trace import Tracer
 
@@ -82,7 +83,7 @@ class ListOperandError(TypeError):
 
 def canon_axis(axis, ndim):
     if axis < -ndim or axis >= builtins.max(ndim, 1):
-        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
+        raise AxisError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
     return axis % builtins.max(ndim, 1)
 
 

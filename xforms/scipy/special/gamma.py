@@ -10,7 +10,7 @@ from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...primitives.operands import aval, returns_arrays
 from ...primitives.special import functions as ps
-from ._util import const_like, float_operands
+from ._util import const_like, float_operands, real_operands
 
 
 # ---- gamma and relatives -----------------------------------------------------------------------
@@ -39,7 +39,7 @@ def loggamma(x):
 def gammasgn(x):
     """The sign of Gamma(x), as JAX's: 1 for x > 0 and at +0, -1 at -0, alternating
     between the poles for x < 0, NaN at the poles -1, -2, ... and at NaN."""
-    (x,) = float_operands(x, name="gammasgn")
+    (x,) = real_operands(x, name="gammasgn")
     fl = xnp.floor(x)
     odd = xnp.remainder(fl, 2.0) != 0          # Gamma < 0 on (-1, 0), (-3, -2), ...
     one = xnp.ones_like(x)
@@ -141,7 +141,7 @@ def zeta(x, q=None):
 @returns_arrays
 def polygamma(n, x):
     """The n-th derivative of digamma (lax.polygamma: NaN for n < 0 or not an integer)."""
-    n, x = float_operands(n, x, name="polygamma")
+    n, x = real_operands(n, x, name="polygamma")
     return lax.polygamma(n, x)
 
 
@@ -196,7 +196,7 @@ def log_gamma_ratio(a, b):
 @returns_arrays
 def beta(a, b):
     """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."""
-    a, b = float_operands(a, b, name="beta")
+    a, b = real_operands(a, b, name="beta")
     sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
     return sign * xnp.exp(betaln(a, b))
 
@@ -204,7 +204,7 @@ def beta(a, b):
 @returns_arrays
 def betainc(a, b, x):
     """Regularized incomplete beta I_x(a, b)."""
-    a, b, x = float_operands(a, b, x, name="betainc")
+    a, b, x = real_operands(a, b, x, name="betainc")
     return ps.betainc(a, b, x)
 
 

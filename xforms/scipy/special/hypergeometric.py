@@ -14,7 +14,7 @@ from ... import lax
 from ... import numpy as xnp
 from ...custom import custom_jvp
 from ...primitives.operands import aval, returns_arrays
-from ._util import float_operands
+from ._util import float_operands, real_operands
 from .gamma import gammaln, gammasgn
 
 _MAX_TERMS = 4000
@@ -120,7 +120,7 @@ def hyp1f1(a, b, x):
 
         >>> hyp1f1(1.5, 2.5, xnp.array([-3.0, 0.7]))
     """
-    a, b, x = float_operands(a, b, x, name="hyp1f1")
+    a, b, x = real_operands(a, b, x, name="hyp1f1")
     if aval(x).dtype == np.float16:
         # summed in float16 the series' roundings pile up: 189 of 300 random points were
         # off SciPy's rounded value (jax 0.10.2's float16 series, its own order: 230);

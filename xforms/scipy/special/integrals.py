@@ -328,5 +328,5 @@ def expn(n, x):
 
         >>> expn(2, xnp.array([0.5, 3.0]))
     """
-    n, x = float_operands(n, x, name="expn")
+    n, x = real_operands(n, x, name="expn")
     return _expn(n, x)

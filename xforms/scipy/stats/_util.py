@@ -1,4 +1,5 @@
 """Shared helpers of the distributions: promotion, pdf from logpdf, standardising."""
+import contextvars
 import functools
 
 from ... import numpy as xnp
@@ -14,6 +15,12 @@ COMPLEX_OK = frozenset({"cauchy.logpdf", "cauchy.cdf", "cauchy.logcdf", "cauchy.
                         "logistic.cdf", "logistic.sf", "logistic.ppf", "logistic.isf",
                         "norm.logpdf", "mvn.logpdf", "expon.ppf", "pareto.ppf", "uniform.ppf"})
 
+# The methods whose JAX refusal of complex operands is not lax's TypeError but the ValueError
+# of a jax.scipy.special function they call first ("betainc does not support complex-valued
+# inputs"; xforms' special functions raise it too: special/_util.py real_operands), so that
+# a user's `except ValueError` sees the same error.
+COMPLEX_VALUE_ERROR = {"beta.cdf": "betainc", "beta.sf": "betainc"}
+
 
 def floats(*xs, name):
     """Promote to one floating dtype and broadcast (JAX's promote_args_inexact); complex
@@ -22,13 +29,24 @@ def floats(*xs, name):
 
         >>> floats(1j, 0.0, 1.0, name="expon.logpdf")   # TypeError: ... complex128 ...
     """
-    out = promote(*xs, name=name, inexact=True)
+    called = _CALLED.get() or name     # (the user's pdf, not the logpdf it exponentiates)
+    out = promote(*xs, name=called, inexact=True)
     if out and name not in COMPLEX_OK and aval(out[0]).dtype.kind == "c":
-        raise TypeError(f"{name} does not accept dtype {aval(out[0]).dtype.name}: as in "
-                        f"jax.scipy.stats, whose {name} compares its operands or calls a "
+        if name in COMPLEX_VALUE_ERROR:
+            raise ValueError(f"{called} does not accept dtype {aval(out[0]).dtype.name}: as "
+                             f"in jax.scipy.stats, whose {called} calls "
+                             f"{COMPLEX_VALUE_ERROR[name]}, which does not support "
+                             "complex-valued inputs; pass real values (x.real)")
+        raise TypeError(f"{called} does not accept dtype {aval(out[0]).dtype.name}: as in "
+                        f"jax.scipy.stats, whose {called} compares its operands or calls a "
                         "real-only function (lt does not accept dtype complex...); pass real "
                         "values (x.real)")
     return out
+
+
+# the method the user called, while it runs (`public`), so that `floats`' errors name it
+# where it runs another method (pdf runs logpdf)
+_CALLED = contextvars.ContextVar("xforms_stats_called", default=None)
 
 
 def exp_of(logf):
@@ -40,7 +58,25 @@ def exp_of(logf):
     # named as its distribution module binds it (logpdf -> pdf), where the docs look
     f.__name__ = f.__qualname__ = logf.__name__[3:] if logf.__name__.startswith("log") \
         else f"exp_{logf.__name__}"
-    return returns_arrays(f)
+    return public(f)
+
+
+def public(f):
+    """A law's method as users call it: arrays out, and, while it runs, its name
+    ("expon.pdf") as the one `floats`' errors give, also where it runs another method (pdf
+    runs logpdf, beta.logcdf runs cdf and sf)."""
+    called = f"{f.__module__.rsplit('.', 1)[-1]}.{f.__name__}"
+
+    @functools.wraps(f)
+    def g(*args, **kwargs):
+        if _CALLED.get() is not None:            # (inside another method: its name stays)
+            return f(*args, **kwargs)
+        token = _CALLED.set(called)
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _CALLED.reset(token)
+    return returns_arrays(g)
 
 
 def _nan_at_nan(f):
@@ -55,16 +91,16 @@ def _nan_at_nan(f):
 
 def api(f):
     """A univariate law's method f(x, ...): arrays out, NaN where x is NaN."""
-    return returns_arrays(_nan_at_nan(f))
+    return public(_nan_at_nan(f))
 
 
 # the methods whose value at a NaN x is a number in JAX too (jax 0.10.2: gamma.logpdf -inf,
 # binom/poisson.logpmf -inf, uniform.logpdf -0.0 and uniform.cdf 0): their support tests
 # decide, as JAX's do (uniform.cdf's clip still gives NaN there)
-api_as_jax_at_nan = returns_arrays
+api_as_jax_at_nan = public
 
 
-multivariate = returns_arrays     # (dirichlet, multinomial, multivariate_normal: x a vector)
+multivariate = public     # (dirichlet, multinomial, multivariate_normal: x a vector)
 
 
 def nan_where(bad, out):
@@ -151,7 +187,7 @@ def quantile(dist, method, fn, *, nshape=0, reflect=False):
         return loc - v if reflect else loc + v
     _home(f, dist, method)
     f.__doc__ = f"{name}(q, {'shape, ' * nshape}loc=0, scale=1) (jax.scipy.stats)"
-    return returns_arrays(_nan_at_nan(f))
+    return public(_nan_at_nan(f))
 
 
 def _home(f, dist, method):
