@@ -26,6 +26,8 @@ Numba compiles: `kernels` imports no Numba until then).
    issue found.)
 6. Every array a kernel allocates reached the allocator through a trampoline compiled per
    array type in each process (xforms/kernels/numba_fixes/alloc.py calls the NRT allocator directly).
+3-4 also for numba-cuda: it compiles kernels with its own copy of the compiler core
+   (numba.cuda.core), where `apply_cuda()` installs them at xforms' first GPU compile.
 7. Not a fix but a choice: modules built while xforms compiles a kernel ask LLVM for
    512-bit vectors where the CPU has them (xforms/kernels/numba_fixes/vector_width.py).
 8. Numba's first set-up in a process imported `scipy.linalg` (its BLAS check) and, through
