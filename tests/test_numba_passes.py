@@ -154,3 +154,29 @@ def test_scope_fixup_same_as_numba(fn):
         run(blocks)
         results.append([sorted(blocks[k].scope.localvars._con) for k in labels])
     assert results[0] == results[1]
+
+
+# ---- the same two fixes on numba-cuda's own compiler core (patches.apply_cuda) ---------------
+def _cuda_core():
+    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
+    numba_patches.apply_cuda()
+    from numba.cuda.compiler import run_frontend as cuda_frontend
+    from numba.cuda.core import analysis as cuda_analysis, ssa as cuda_ssa
+    return cuda_frontend, cuda_ssa, cuda_analysis
+
+
+@pytest.mark.parametrize("fn", [_loops, _branches, _big_source(6)])
+def test_cuda_core_ssa_and_live_map_same_as_numba_cudas(fn):
+    """numba-cuda's SSA pass and liveness, replaced by ours (the PTX check's typing and
+    lowering: a sixth less CPU), give its own IR, name for name, and its live sets."""
+    frontend, cssa, canalysis = _cuda_core()
+    original = numba_patches.ORIGINALS.get((cssa, "_run_ssa"))
+    live0 = numba_patches.ORIGINALS.get((canalysis, "compute_live_map"))
+    assert original is not None and live0 is not None, "not installed on numba-cuda's core"
+    assert cssa._run_ssa is not original and canalysis.compute_live_map is not live0
+    want, got = original(frontend(fn).blocks), cssa._run_ssa(frontend(fn).blocks)
+    assert _dump(got) == _dump(want)
+    cfg = canalysis.compute_cfg_from_blocks(got)
+    ud = canalysis.compute_use_defs(got)
+    live = canalysis.compute_live_map(cfg, got, ud.usemap, ud.defmap)
+    assert live == live0(cfg, got, ud.usemap, ud.defmap) and any(live.values())

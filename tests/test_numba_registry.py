@@ -10,6 +10,7 @@ import numba
 import pytest
 
 from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
+from xforms.kernels.numba_fixes import patches as _patches
 from xforms.kernels.numba_fixes.registry import PATCHES, Patch, installed, status
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +26,9 @@ def _tool():
 
 @pytest.mark.parametrize("patch", PATCHES, ids=[p.name for p in PATCHES])
 def test_every_patch_is_installed_on_the_pinned_numba(patch):
+    if patch.target.startswith("numba.cuda."):      # (numba-cuda's copy: at a GPU compile)
+        pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
+        _patches.apply_cuda()
     # no skip: a Numba outside the pinned range that refuses a patch fails here
     assert installed(patch), f"{patch.target} is Numba's own: the patch did not apply"
     assert status(patch) == "ok", f"Numba's {patch.target} is not the code the patch replaced"

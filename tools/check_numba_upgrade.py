@@ -45,7 +45,8 @@ if mode == "numba":     # empty packages: their __init__s (which apply the patch
 else:
     from xforms.kernels.build import codecache  # noqa: F401  (applies the patches)
     from xforms.kernels.cpu.llvm import engine  # noqa: F401  (lifts llvmlite's lock)
-    from xforms.kernels.numba_fixes import registry as r
+    from xforms.kernels.numba_fixes import patches, registry as r
+    patches.apply_cuda()        # (numba-cuda's own compiler core, where it is installed)
     out = {p.name: r.installed(p) for p in r.PATCHES}
 import numba, llvmlite
 out["versions"] = f"numba {numba.__version__}, llvmlite {llvmlite.__version__}"

@@ -241,6 +241,8 @@ def main(names=None):
     from xforms.kernels.cuda.backend import emit_program, lowering_error
     from programs import PROGRAMS, PTX_ONLY
 
+    from xforms.kernels.numba_fixes import patches
+    patches.apply_cuda()                # (as xforms' first compile for a GPU does)
     reason = _toolchain_missing()
     if reason:
         print(f"ptx_check: cannot compile PTX here: {reason}")

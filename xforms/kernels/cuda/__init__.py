@@ -39,6 +39,8 @@ def _backend():
                            f"{HOW_TO}") from None
     if not config.cuda_simulator():
         _check_numpy_support()
+        from ..numba_fixes import patches   # (numba-cuda's own compiler core: the same fixes)
+        patches.apply_cuda()
     return backend
 
 

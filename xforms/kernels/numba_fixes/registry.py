@@ -62,6 +62,15 @@ PATCHES = (
           "numba/numba#10616", "713c4c094977",
           aliases=("numba.core.ir_utils", "numba.parfors.parfor"),
           module="xforms.kernels.numba_fixes.liveness"),
+    # numba-cuda's own copy of the compiler core (numba.cuda.core; patches.apply_cuda, where
+    # xforms first compiles for a GPU): hashes of numba-cuda 0.30.4's
+    Patch("cuda-ssa", "numba.cuda.core.ssa:_run_ssa",
+          "the same SSA pass in numba-cuda's copy (kernels for a GPU)", "numba/numba#6133",
+          "aa09fda773d9", module="xforms.kernels.numba_fixes.ssa"),
+    Patch("cuda-liveness", "numba.cuda.core.analysis:compute_live_map",
+          "the same liveness in numba-cuda's copy (kernels for a GPU)", "numba/numba#10616",
+          "cdb51290c165", aliases=("numba.cuda.core.ir_utils",),
+          module="xforms.kernels.numba_fixes.liveness"),
     Patch("scope-fixup", "numba.core.ir_utils:fixup_var_define_in_scope",
           "every used name walked once per block (blocks x names)", "", "c03c25da13de",
           aliases=("numba.core.untyped_passes", "numba.parfors.parfor_lowering")),
