@@ -29,6 +29,9 @@ class AxisError(np.exceptions.AxisError, XformsError):
     def __init__(self, message):
         super().__init__(message)
 
+    def __str__(self):       # (NumPy's prints the message it was made with; xforms appends
+        return str(self.args[0]) if self.args else ""   # the user's line to args later)
+
 
 class MatrixRankError(TypeError, np.linalg.LinAlgError, XformsError):
     """Fewer than two dimensions where a linear-algebra function takes matrices: a TypeError,

@@ -53,6 +53,8 @@ def _integer_positions(obj, name):
 
         >>> _integer_positions(np.array([1.5]), "insert")   # ValueError"""
     dt = type(obj) if isinstance(obj, (float, complex)) else getattr(obj, "dtype", None)
+    if getattr(obj, "size", None) == 0 and not isinstance(obj, core.Array):
+        return          # (jax: an empty float list or NumPy array is no positions, not refused)
     if dt is not None and np.dtype(dt).kind not in "biu":
         raise ValueError(f"{name}: obj must be integer or bool, got {np.dtype(dt)}")
 
