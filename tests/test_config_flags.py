@@ -287,3 +287,22 @@ def test_cuda_graphs_option_reads_the_environment_once(monkeypatch):
     assert config.cuda_graphs() is default and config.cuda_graphs_on == int(default)
     with pytest.raises(ValueError):
         config.update("xforms_cuda_graphs", "yes")
+
+
+def test_every_environment_flag_the_package_reads_is_documented():
+    """docs/flags.md lists every `XFORMS_*` environment name written as a string in xforms/
+    (the flags the package reads or passes on): a flag a user cannot find is a flag they
+    cannot set, and one left in the table after its reader is gone misleads them."""
+    import pathlib
+    import re
+    root = pathlib.Path(xf.__file__).parent
+    quoted = re.compile(r"""["'](XFORMS_[A-Z0-9_]+)["']""")
+    names = {n for path in root.rglob("*.py") for n in quoted.findall(path.read_text())}
+    doc = (root.parent / "docs" / "flags.md").read_text()
+    listed = set(re.findall(r"`(XFORMS_[A-Z0-9_]+)", doc))
+    assert len(names) > 20
+    assert sorted(names - listed) == [], "flags missing from docs/flags.md"
+    # every name in the table is read somewhere in the package (the test switches' section
+    # names flags the test suite reads)
+    tests_only = {"XFORMS_CUDA_TESTS"}
+    assert sorted(listed - names - tests_only) == [], "docs/flags.md lists flags no code reads"

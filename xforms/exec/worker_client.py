@@ -68,7 +68,6 @@ class WorkerClient:
         env = dict(os.environ)
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        env["XFORMS_COMPILE_WORKER"] = "1"
         self.starts += 1
         proc = subprocess.Popen([sys.executable, "-m", WORKER_MODULE,
                                  str(os.getpid())], stdin=subprocess.PIPE,
