@@ -1,6 +1,6 @@
 """Shape families of conv_general_dilated for the CUDA backend's im2col + cuBLAS path
 (xforms/kernels/cuda/vendor/conv_map.py): layouts, strides, padding (negative too), both
-dilations, feature and batch groups, 1-3 spatial axes.  tests/test_cuda_conv_map.py runs
+dilations, feature and batch groups, 1-3 spatial axes.  tests/kernels/cuda/test_cuda_conv_map.py runs
 the mapping through NumPy models; tests/cuda/test_conv_gemm.py the emitted kernels and
 calls on the simulator; tests/cuda/ptx_check.py compiles them for sm_80/sm_90.
 
