@@ -1,5 +1,5 @@
 """Session 29's vectorised complex forms, verbatim (xforms/primitives/complex_arith at
-96e63e4): the oracle of tests/eager/test_complex_eager_fast_s30.py.  Session 30 made the eager
+96e63e4): the oracle of tests/eager/test_complex_eager_forms.py.  Session 30 made the eager
 tier's forms cheaper (bitwise selects for data-dependent branches, one cheap candidate test
 before the exact special-value masks, fma32's cheaper doubt test, in-place TwoSum and a
 bitwise round-to-odd in power.py's fused products); every value must stay these functions'

@@ -11,7 +11,7 @@ import numpy as np
 import xforms.lax as lax
 import xforms.numpy as xnp
 from jax_tiers import tiers  # noqa: F401 (a fixture)
-from test_jax_complex_s27 import parts_equal
+from test_jax_complex64_division_corners import parts_equal
 from xforms.primitives.complex_arith import elementary, multiply
 
 INF, NAN = np.inf, np.nan
