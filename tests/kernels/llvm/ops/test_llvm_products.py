@@ -157,7 +157,7 @@ def test_the_calls_are_the_numba_kernels():
     (lambda x, y: x @ y, (np.ones((4, 6), np.complex128), np.ones((6, 40), np.complex128))),
     # (the products by loops -- < 512 flops, no output -- are taken since session 25:
     # tests/kernels/llvm/test_llvm_coverage.py; integer products since session 31:
-    # tests/kernels/llvm/test_llvm_integer_products.py)
+    # tests/kernels/llvm/ops/test_llvm_integer_products.py)
     (lambda x, y: (x @ y) * xnp.mean(y), (np.ones((4, 6), np.complex128),
                                           np.ones((6, 40), np.complex128))),  # a complex 0-d
 ])
