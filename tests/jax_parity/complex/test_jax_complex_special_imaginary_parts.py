@@ -32,7 +32,7 @@ def test_polyder_of_a_linear_polynomial_keeps_its_leading_coefficients(tiers):
 def _tools():
     import os
     import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools"))
     import jax_ad_sweep
     import jax_sweep
     return jax_sweep, jax_ad_sweep
