@@ -9,7 +9,7 @@ are compared; values are tools/jax_sweep.py's business.
 
     python tools/jax_promotion_sweep.py                    # everything: each difference, a summary
     python tools/jax_promotion_sweep.py --names add,__add__ --compiled
-    python tools/jax_promotion_sweep.py --table add        # JAX's table, as tests/dtypes/test_promotion.py keeps it
+    python tools/jax_promotion_sweep.py --table add        # JAX's table (kept in test_promotion.py)
 
 A case where exactly one side raises is counted (and listed with -v), not a difference: the
 values sweep reports refusals.  Needs jax installed (run by hand, not in CI).

@@ -7,7 +7,8 @@ unlike a Python scalar; the scalar's own operator runs first when it is on the l
 JAX is absent in CI: _JAX is jax 0.10.2's answer (`jax_enable_x64` on) for
 `op(np.dtype(s).type(2), jnp.asarray(array of a))` (order 0) and `op(array, scalar)`
 (order 1), per scalar dtype s (rows) over the array dtypes (columns, _DTYPES' order);
-'*' marks a weak type, '-' a TypeError.  Values at the edges: tests/jax_parity/test_jax_integer_operator_edges.py.
+'*' marks a weak type, '-' a TypeError.  Values at the edges:
+tests/jax_parity/test_jax_integer_operator_edges.py.
 Regenerate with tools/jax_promotion_sweep.py --numpy-scalars (it checks every binary xnp
 function the same way, against the installed jax).
 """

@@ -2,8 +2,8 @@
 real `x ** 0.5`, at NumPy's speed (issue #31's session 34 fixes had moved them to the xnp
 functions: 8 elements, `x * mask` 1.7 -> 55 CPU us, `mask / 2.0` 3.6 -> 100, `x ** 0.5`
 1.3 -> 7): the same values, dtypes and weak types as the xnp functions give (jax's: the
-select; tests/jax_parity/test_jax_powers_and_bool_masks.py has jax's own values), every operand mix, and the fast
-path taken (counted by a hook, not timed)."""
+select; tests/jax_parity/test_jax_powers_and_bool_masks.py has jax's own values), every operand mix,
+and the fast path taken (counted by a hook, not timed)."""
 import itertools
 
 import numpy as np

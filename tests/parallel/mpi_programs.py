@@ -1,9 +1,9 @@
-"""Checks run on 2 MPI ranks by tests/parallel/test_mpi.py (`mpiexec -n 2 python tests/parallel/mpi_programs.py
-CASE [CASE ...]`: several in one launch, in order, so the ranks import xforms and Numba once);
-each case prints "ok CASE" on every rank that passed.  A `static_*` case is
-tests/parallel/mpi_static.py's.  Expected values are what the
-same program gives under vmap(axis_name=...) in one process (tests/parallel/test_collectives.py
-checks those against JAX), so pmap and vmap agree."""
+"""Checks run on 2 MPI ranks by tests/parallel/test_mpi.py (`mpiexec -n 2 python
+tests/parallel/mpi_programs.py CASE [CASE ...]`: several in one launch, in order, so the ranks
+import xforms and Numba once); each case prints "ok CASE" on every rank that passed.  A
+`static_*` case is tests/parallel/mpi_static.py's.  Expected values are what the same program
+gives under vmap(axis_name=...) in one process (tests/parallel/test_collectives.py checks those
+against JAX), so pmap and vmap agree."""
 import sys
 
 import numpy as np

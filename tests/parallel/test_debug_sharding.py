@@ -69,5 +69,6 @@ def test_errors():
         xf.debug.inspect_array_sharding(xnp.ones(2))
     with pytest.raises(TypeError, match="callback must be callable"):
         xf.debug.inspect_array_sharding(xnp.ones(2), callback=None)
-    with pytest.raises(TypeError, match="a device of this process"):   # (constructible
-        SingleDeviceSharding("cpu")                       # for a device: tests/parallel/test_arrays_from_shards.py)
+    # (constructible for a device: tests/parallel/test_arrays_from_shards.py)
+    with pytest.raises(TypeError, match="a device of this process"):
+        SingleDeviceSharding("cpu")

@@ -2,10 +2,10 @@
 README program runs (issue #19's measure), from a profile of that call in a fresh process
 with an empty xforms cache and tiering off (the synchronous compile path):
 
-    python tests/tooling/call_profile.py              # files, functions, calls; origin, layers, knots
-    python tests/tooling/call_profile.py --list       # ... and each function with its call count
-    python tests/tooling/call_profile.py --pairs      # ... and the calls of each both-ways file pair
-    python tests/tooling/call_profile.py --imported   # the compiler package imported beforehand
+    python tests/tooling/call_profile.py            # files, functions, calls; origin, layers, knots
+    python tests/tooling/call_profile.py --list     # ... and each function with its call count
+    python tests/tooling/call_profile.py --pairs    # ... and the calls of each both-ways file pair
+    python tests/tooling/call_profile.py --imported # the compiler package imported beforehand
 
 Module bodies (`<module>`, run by the first call's imports) are counted apart.  Functions
 are split by origin: the call's own path (reached from `Jitted.__call__` through our code),

@@ -105,7 +105,8 @@ def test_complex_sign_divides_part_by_part(tiers):
 def test_complex_erfcx_is_not_the_real_algorithm():
     # jax.scipy.special.erfcx(0.5-2j) = 0.10335882374136668+0.2847858847500939j (SciPy's);
     # xforms' real algorithm returned 0.2489769+0j (then refused it; session 26: w(iz), as
-    # jax; complex gamma, loggamma, owens_t: tests/jax_parity/complex/test_jax_complex_division_scans_gamma.py)
+    # jax; complex gamma, loggamma, owens_t:
+    # tests/jax_parity/complex/test_jax_complex_division_scans_gamma.py)
     from xforms.scipy import special
     np.testing.assert_allclose(special.erfcx(np.array([0.5 - 2j])),
                                [0.10335882374136668 + 0.2847858847500939j], rtol=1e-12)

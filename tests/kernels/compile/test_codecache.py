@@ -14,8 +14,8 @@ import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 # these children's small elementwise programs would take the direct LLVM path, which has a
-# cache of its own (tests/kernels/compile/test_llvm_object_cache.py): Numba compiles them, as this file
-# tests its cache
+# cache of its own (tests/kernels/compile/test_llvm_object_cache.py): Numba compiles them, as this
+# file tests its cache
 _NUMBA = {"XFORMS_LLVM_KERNELS": "0"}
 
 CHILD = textwrap.dedent("""

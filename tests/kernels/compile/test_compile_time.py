@@ -320,7 +320,8 @@ def test_convolutions_link_no_runtime_library(monkeypatch, tmp_path):
     # its code (~22,000 lines of LLVM IR with the conv blocks) is not linked into the kernel
     # and optimised and emitted again there (issue 35: two thirds of a conv net's module).
     # An empty cache: a kernel loaded from disk has no IR to read. The Numba path's kernel
-    # (the direct LLVM path calls conv_run by symbol too: tests/kernels/llvm/ops/test_llvm_convolutions.py)
+    # (the direct LLVM path calls conv_run by symbol too:
+    # tests/kernels/llvm/ops/test_llvm_convolutions.py)
     monkeypatch.setenv("XFORMS_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("XFORMS_LLVM_KERNELS", "0")
     from xforms.kernels.cpu.backend import compile_cpu

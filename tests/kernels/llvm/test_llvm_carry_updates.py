@@ -138,8 +138,8 @@ def test_updates_in_place_keep_what_is_read_later(name, f):
 
 
 def test_a_while_loop_gradient_copies_each_stack_once():
-    """The gradient of a while loop (tests/kernels/llvm/test_llvm_while_grads.py's adaptive one): the
-    recompute sweep's checkpoint stacks -- two of (4096, 2) float64 values, one of 4096
+    """The gradient of a while loop (tests/kernels/llvm/test_llvm_while_grads.py's adaptive one):
+    the recompute sweep's checkpoint stacks -- two of (4096, 2) float64 values, one of 4096
     step flags -- are each copied once, into their loop's buffer before it, as are the
     segment loop's; before, every step of both loops copied them all (9 and 6 copies in
     the IR, each run once a step)."""

@@ -1,7 +1,7 @@
 """Programs the direct LLVM path (xforms/kernels/cpu/llvm/) refused until session 25 and now
 takes (issue #35): each against the Numba kernel of the same program (bit for bit, as
-tests/kernels/llvm/test_llvm_loops.py's `_both`) and against JAX, and a check that the program takes the
-direct path (`llvm.refusals(plan) == []`)."""
+tests/kernels/llvm/test_llvm_loops.py's `_both`) and against JAX, and a check that the program takes
+the direct path (`llvm.refusals(plan) == []`)."""
 import numpy as np
 import pytest
 

@@ -251,7 +251,8 @@ def test_float32_family_computes_in_float32():
 
 def test_tables_consistent():
     assert set(vm.VECMATH_BOUNDED) == set(REF) | {"erfc_inv"}
-    # (erfc_inv: no NumPy reference; scipy's in tests/scipy/special/test_special.py test_erfcinv_vectorised)
+    # (erfc_inv: no NumPy reference; scipy's in tests/scipy/special/test_special.py
+    # test_erfcinv_vectorised)
     assert set(vm.VECMATH) | set(vm.VECMATH_TRIG_EXACT) == set(REF) | {"erfc_inv"}
     for table in (vm.VECMATH, vm.VECMATH_BOUNDED, vm.VECMATH_TRIG_EXACT):
         for name, fname in table.items():

@@ -1,6 +1,7 @@
 """What the compiler made of a program, for tests that check a pattern's code: the fusion
-plan's temporaries (tests/kernels/plan/test_stencil_fusion.py, tests/kernels/plan/test_strided_fusion.py) and a
-kernel's loop bodies (tests/kernels/plan/test_loop_buffers.py, tests/kernels/plan/test_loop_invariants.py,
+plan's temporaries (tests/kernels/plan/test_stencil_fusion.py,
+tests/kernels/plan/test_strided_fusion.py) and a kernel's loop bodies
+(tests/kernels/plan/test_loop_buffers.py, tests/kernels/plan/test_loop_invariants.py,
 tests/kernels/plan/test_scan_products.py)."""
 from xforms.kernels.plan.fusion import plan_program
 

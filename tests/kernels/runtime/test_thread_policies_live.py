@@ -1,9 +1,9 @@
 """The two thread policies with the real runtime -- a Numba prange kernel under
 `AdaptiveThreads` on the real clock, the BLAS load monitor's thread on /proc/stat -- where
-tests/kernels/runtime/test_jit_parallel.py and tests/kernels/runtime/test_blas_threads.py drive them with fake clocks and
-samples.  No timing is asserted (the machine's load decides what they choose): what is
-checked is that every decision is recorded as made and that the records agree with each
-other and with the results."""
+tests/kernels/runtime/test_jit_parallel.py and tests/kernels/runtime/test_blas_threads.py drive
+them with fake clocks and samples.  No timing is asserted (the machine's load decides what they
+choose): what is checked is that every decision is recorded as made and that the records agree
+with each other and with the results."""
 import os
 import sys
 import threading

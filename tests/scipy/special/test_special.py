@@ -278,7 +278,8 @@ def test_namespace_coverage():
             f"{n} is not tested"
 
 
-BESSEL = {"bessel_jn", "j0", "j1", "jn", "y0", "y1", "yn", "iv", "ive"}   # tests/scipy/special/test_bessel.py
+# tests/scipy/special/test_bessel.py
+BESSEL = {"bessel_jn", "j0", "j1", "jn", "y0", "y1", "yn", "iv", "ive"}
 
 
 # ---- JAX's edges (issue #31, found by tools/jax_sweep.py) ------------------------------------

@@ -1,9 +1,9 @@
 """scipy.special names added for issue #36: bernoulli against exact rationals, poch's
 derivatives against JAX's and by check_grads, boxcox/boxcox1p and spence edge values (their
-values against SciPy are in tests/scipy/special/test_special.py's CASES); wofz, dawsn, fresnel, sici, expn,
-owens_t, hyp1f1, hyp2f1 and sph_harm_y against JAX (values recorded here with jax 0.10.2,
-float64: JAX is not installed in CI) and SciPy on all three tiers, their edge values, vmap and
-check_grads to second order."""
+values against SciPy are in tests/scipy/special/test_special.py's CASES); wofz, dawsn, fresnel,
+sici, expn, owens_t, hyp1f1, hyp2f1 and sph_harm_y against JAX (values recorded here with jax
+0.10.2, float64: JAX is not installed in CI) and SciPy on all three tiers, their edge values,
+vmap and check_grads to second order."""
 from fractions import Fraction
 from math import comb
 

@@ -1,7 +1,7 @@
 """Gathers, scatters and bool arrays on the direct LLVM path (xforms/kernels/cpu/llvm/
 indexing.py, session 23): programs taken, their values the Numba kernel's bit for bit
-(tests/kernels/llvm/test_llvm_control.py's `_both`), JAX's index semantics (gathers clamp, scatters in
-mode "drop" skip an out-of-bounds update), and the refusals."""
+(tests/kernels/llvm/test_llvm_control.py's `_both`), JAX's index semantics (gathers clamp, scatters
+in mode "drop" skip an out-of-bounds update), and the refusals."""
 import numpy as np
 import pytest
 
