@@ -120,7 +120,8 @@ def _write():
     merged.update(_NEW)
     with open(_PATH, "w") as f:
         f.write('"""JAX 0.10.2 values (jax_enable_x64, CPU) for the JAX-comparison tests, '
-                'written by\ntests/jax_reference.py (XFORMS_RECORD_JAX=1): do not edit."""\n\n')
+                'written by\ntests/helpers/jax_reference.py (XFORMS_RECORD_JAX=1): '
+                'do not edit."""\n\n')
         f.write("VALUES = " + pprint.pformat(merged, width=100, compact=True) + "\n")
 
 
