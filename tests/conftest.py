@@ -3,8 +3,8 @@ same tests run on the CUDA simulator in their own process (tests/cuda)."""
 import os
 import sys
 
-# shared test helpers (jax_reference, jax_tiers, source_dump) are imported by name from any
-# folder of tests/ (docs/testing.md: the map)
+# the test helpers (tests/helpers: jax_reference, jax_tiers, numpy_check, ...) are imported
+# by name from any folder of tests/ (docs/testing.md: the map)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
 
 os.environ.setdefault("XFORMS_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..",

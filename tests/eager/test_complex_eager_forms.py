@@ -1,5 +1,5 @@
 """The eager tier's complex forms after session 30's speed-ups give session 29's values bit
-for bit (tests/eager/complex_forms_reference.py keeps those forms verbatim): division, power, log,
+for bit (tests/helpers/complex_forms_reference.py keeps those forms verbatim): division, power, log,
 sqrt, expm1, exp, abs, 1/sqrt, sin, cos of complex64 and complex128 on a grid of special and
 ordinary parts (every pair of a smaller grid for the binary ops), random values, 0-d operands and
 broadcasting, operands large enough to run in pieces; and the parts that changed (fma32, the fused product, the bitwise select)

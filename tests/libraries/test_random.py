@@ -1,5 +1,5 @@
 """xforms.random: JAX's numbers for the same seed (values recorded from JAX 0.10.2 in
-tests/libraries/jax_random_values.py), the same numbers eagerly, under jit and under vmap over keys,
+tests/helpers/jax_random_values.py), the same numbers eagerly, under jit and under vmap over keys,
 typed keys through transforms, and statistical tests of every sampler.
 
 The reference values were produced by running the calls named by their keys with
