@@ -1,11 +1,16 @@
 """Shared fixtures.  `mode` runs a test function eagerly and again under `jit` (CPU); the
 same tests run on the CUDA simulator in their own process (tests/cuda)."""
 import os
+import sys
+
+# the test helpers (tests/helpers: jax_reference, jax_tiers, numpy_check, ...) are imported
+# by name from any folder of tests/ (docs/testing.md: the map)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
 
 os.environ.setdefault("XFORMS_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..",
                                                        ".xforms_cache"))
 os.environ.setdefault("XFORMS_ENABLE_CHECKS", "1")
-# compiled code on the first call (tests check its properties); tests/test_tiered.py turns
+# compiled code on the first call (tests check its properties); tests/exec/test_tiered.py turns
 # tiered execution on where it tests it
 os.environ.setdefault("XFORMS_TIERED", "0")
 # tests that compare with JAX (where it is installed) compare float64 results

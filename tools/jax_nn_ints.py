@@ -8,8 +8,8 @@ tier, and by jax (64-bit mode); values and dtypes are compared.
     python tools/jax_nn_ints.py                   # every function and dtype, the differences
     python tools/jax_nn_ints.py --names squareplus,softmax --dtypes int8 -v
 
-Needs jax (not a CI dependency: run by hand; tests/test_jax_edges_s30.py holds what it found
-as literals).  Exit status 1 when anything differs.
+Needs jax (not a CI dependency: run by hand; tests/jax_parity/test_jax_nn_and_stats_edges.py holds
+what it found as literals).  Exit status 1 when anything differs.
 """
 import argparse
 import os

@@ -9,7 +9,7 @@ are compared; values are tools/jax_sweep.py's business.
 
     python tools/jax_promotion_sweep.py                    # everything: each difference, a summary
     python tools/jax_promotion_sweep.py --names add,__add__ --compiled
-    python tools/jax_promotion_sweep.py --table add        # JAX's table, as tests/test_promotion.py keeps it
+    python tools/jax_promotion_sweep.py --table add        # JAX's table (kept in test_promotion.py)
 
 A case where exactly one side raises is counted (and listed with -v), not a difference: the
 values sweep reports refusals.  Needs jax installed (run by hand, not in CI).
@@ -71,7 +71,7 @@ ALLOWED = {f"{name}(bool, int) [eager]": _CONCRETE_EXPONENT
            for name in ("power", "pow", "__pow__")}
 # the same with a NumPy integer scalar exponent (--numpy-scalars): called concretely, jax's
 # power is integer_pow (operator.index of the scalar), the base's dtype, as xforms' eagerly
-# (tests/test_numpy_scalar_matrix.py records jax's concrete answers)
+# (tests/dtypes/test_numpy_scalar_matrix.py records jax's concrete answers)
 ALLOWED.update({f"{name}({a}, np.{b}) [eager]": _CONCRETE_EXPONENT
                 for name in ("power", "pow", "__pow__")
                 for a in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
@@ -195,7 +195,7 @@ def _show(types):
 
 
 def table(name):
-    """JAX's result dtypes of `name` as the rows tests/test_promotion.py keeps: per left
+    """JAX's result dtypes of `name` as the rows tests/dtypes/test_promotion.py keeps: per left
     kind, the result over DTYPES then SCALARS ('-' where jax raises; a trailing '*' weak)."""
     import jax
     jax.config.update("jax_enable_x64", True)

@@ -1,4 +1,5 @@
-"""The CUDA tests run on Numba's CUDA simulator in their own process: tests/test_cuda_sim.py
+"""The CUDA tests run on Numba's CUDA simulator in their own process:
+tests/kernels/cuda/test_cuda_sim.py
 starts `python -m pytest tests/cuda` with NUMBA_ENABLE_CUDASIM=1, which must be set before
 numba is imported.  On a machine with a GPU, `XFORMS_CUDA_TESTS=gpu python -m pytest
 tests/cuda` runs the same files on the real device.  Collected in any other process, these

@@ -1,7 +1,7 @@
 """Shape families of conv_general_dilated for the CUDA backend's im2col + cuBLAS path
 (xforms/kernels/cuda/vendor/conv_map.py): layouts, strides, padding (negative too), both
-dilations, feature and batch groups, 1-3 spatial axes.  tests/test_cuda_conv_map.py runs
-the mapping through NumPy models; tests/cuda/test_conv_gemm.py the emitted kernels and
+dilations, feature and batch groups, 1-3 spatial axes.  tests/kernels/cuda/test_cuda_conv_map.py
+runs the mapping through NumPy models; tests/cuda/test_conv_gemm.py the emitted kernels and
 calls on the simulator; tests/cuda/ptx_check.py compiles them for sm_80/sm_90.
 
     f, args = program("nhwc_valid")      # jit-able: the gradient of a loss of one conv

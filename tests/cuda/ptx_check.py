@@ -9,7 +9,7 @@ code that only the simulator accepts fails here.
                                               # linalg/fft function's, only on request)
     python tests/cuda/ptx_check.py --nsw      # int64 arithmetic wraps: no `nsw` in its IR
 
-Run by tests/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
+Run by tests/kernels/cuda/test_cuda_sim.py in its own process (NUMBA_ENABLE_CUDASIM must be unset).
 Kernels with the same text, signature and called device functions are compiled once (in
 the matrix no two are: 685 distinct of 685 launched); each kernel is typed and lowered once
 and its NVVM IR compiled for both architectures: sm_80 with NVVM's full optimisation, as

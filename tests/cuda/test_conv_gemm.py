@@ -4,7 +4,7 @@ im2col + GEMM (xforms/kernels/cuda/vendor/conv_map.py, ops/conv.py's `_conv_libr
 tests/cuda/vendor_model.py's ModelBlas stands in for cuBLAS, recording its calls.  Each
 shape family of conv_families.py (a gradient: its forward, data and weight convolutions)
 against the CPU backend, the GEMMs asked for against the mapping, and the direct kernel
-where cuBLAS is absent.  The mapping alone: tests/test_cuda_conv_map.py."""
+where cuBLAS is absent.  The mapping alone: tests/kernels/cuda/test_cuda_conv_map.py."""
 import dataclasses
 
 import numpy as np

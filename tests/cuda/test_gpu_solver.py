@@ -1,8 +1,8 @@
 """The factorisations through cuSOLVER on a real GPU (xforms/kernels/ops/linalg/solver.py): collected
 only with XFORMS_CUDA_TESTS=gpu (benchmarks/on_gpu.sh), never on the simulator.  Each result
 is compared with NumPy in float64/complex128 (factors up to their sign or phase: through
-reconstruction and orthonormality).  What runs without a GPU: tests/test_cuda_solver.py and
-tests/cuda/test_solver_model.py (the same rules against a SciPy model of cuSOLVER)."""
+reconstruction and orthonormality).  What runs without a GPU: tests/kernels/cuda/test_cuda_solver.py
+and tests/cuda/test_solver_model.py (the same rules against a SciPy model of cuSOLVER)."""
 import numpy as np
 import pytest
 

@@ -3,7 +3,7 @@ collected only with XFORMS_CUDA_TESTS=gpu (benchmarks/on_gpu.sh), never on the s
 which keeps the backend's own kernels.  The size thresholds are set to 0 so that small
 cases take the library path; each result is compared with NumPy in float64/complex128.
 What runs without a GPU (the mappings against models of the libraries' contracts, the
-fallbacks) is in tests/test_cuda_vendor.py and tests/cuda/test_vendor_model.py."""
+fallbacks) is in tests/kernels/cuda/test_cuda_vendor.py and tests/cuda/test_vendor_model.py."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """Every program of the CUDA matrix (tests/cuda/programs.py) under jit(backend="cuda") on the
 simulator agrees with eager evaluation (the NumPy rules), and for a subset also with
-jit(backend="cpu") (the full CPU comparison is tests/test_jit.py's; CPU compiles are slow).
+jit(backend="cpu") (the full CPU comparison is tests/exec/test_jit.py's; CPU compiles are slow).
 Outputs are DeviceArrays of the right shapes and dtypes."""
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
 """-0.0 < +0.0 in max/min reductions, running extrema, combining scatters and segment
 reductions on the CUDA backend (session 21; the CPU tiers and JAX's values:
-tests/test_signed_zero_extrema.py).  Float max/min scatters swap their word in a
+tests/lax/test_signed_zero_extrema.py).  Float max/min scatters swap their word in a
 compare-and-swap loop printing the one combine step (kernels/cuda/printer/loop.py)."""
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """int8/uint8/int16/uint16 on the CUDA backend (simulator): computed at their width and
-wrapped as in XLA (the values are jax 0.10.2's, as in tests/test_small_dtypes.py); float16 is
+wrapped as in XLA (the values are jax 0.10.2's, as in tests/dtypes/test_small_dtypes.py); float16 is
 refused with an error naming the dtype (the CPU backend computes it in float32); int64 wraps
 as XLA's."""
 import numpy as np
@@ -34,8 +34,8 @@ def test_float16_is_refused_with_the_dtype_named():
 
 
 # int64 wraps as XLA's (the printer spells it on uint64: printer/scalar.wrapping_int64; that
-# its NVVM IR has no `nsw` is tests/test_cuda_sim.py's check).  jax 0.10.2 with x64, e.g.
-# `jax.jit(lambda x, y: x + x - y)(X64, Y64).tolist()`
+# its NVVM IR has no `nsw` is tests/kernels/cuda/test_cuda_sim.py's check).  jax 0.10.2 with x64,
+# e.g. `jax.jit(lambda x, y: x + x - y)(X64, Y64).tolist()`
 _M = np.iinfo(np.int64)
 X64 = np.array([_M.max, 1, _M.max, 5], np.int64)
 Y64 = np.array([_M.min, -1, 2, _M.min], np.int64)

@@ -1,6 +1,6 @@
 """NumPy models of the two library contracts xforms/kernels/cuda/vendor/ relies on, cuBLAS's
-strided-batched GEMM and cuFFT's plan-many transforms: tests/test_cuda_vendor.py checks the
-dot_general -> GEMM and fft -> plan mappings against them, and tests/cuda/test_vendor_model.py
+strided-batched GEMM and cuFFT's plan-many transforms: tests/kernels/cuda/test_cuda_vendor.py checks
+the dot_general -> GEMM and fft -> plan mappings against them, and tests/cuda/test_vendor_model.py
 runs the emitted library calls on the simulator with `ModelBlas` and `ModelFft` in the
 libraries' place (simulated device arrays are host memory)."""
 import ctypes

@@ -8,7 +8,7 @@ the Hypothesis profile (tests/conftest.py): the default profile is fast; run the
     pytest -m fuzz --hypothesis-profile=deep
 
 A failure prints the shrunk program as Python source with its inputs; keep it as a
-regression test in tests/test_fuzz_regressions.py.
+regression test in tests/fuzz/test_fuzz_regressions.py.
 """
 import json
 import os

@@ -51,7 +51,7 @@ line in xforms/primitives/cumulative.py (its ufunc, monoid and accepted dtype ki
 combine step in the one table of xforms/kernels/ops/cumulative.py if its monoid is new, the
 lax/xnp wrapper and a test.  The family's contract (the first output is the first input)
 is written beside that table.
-tests/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
+tests/tooling/test_rule_coverage.py walks every primitive through every layer (abstract eval, impl,
 jvp, transpose where linear, batching, facts, CPU lowering, CUDA lowering or exemption) and
 names what is missing; it reads tables and runs scalar rules, so it needs no GPU.
 

@@ -1,6 +1,6 @@
 """How many times each whole-program IR pass ran on this thread: traces (a Builder staging
 a program), simplifications and dead-code eliminations.  A test hook, not a timer:
-tests/test_pass_counts.py checks that the first `jit(grad(loss))` call stages four programs
+tests/core/test_pass_counts.py checks that the first `jit(grad(loss))` call stages four programs
 and simplifies each once.  Per thread, so that a tiered background compile (which may
 scalarise and clean up a program) does not count towards the caller's.
 

@@ -3,7 +3,7 @@ deliberately lacks (with the reason); and of the array types of backends that ta
 operators from xforms.numpy (`operator_type`).
 
 Family modules (xforms/primitives/*.py) create their primitives with `primitive(name)` and
-record a missing rule with `exempt(prim, kind, reason)`; tests/test_rule_coverage.py walks
+record a missing rule with `exempt(prim, kind, reason)`; tests/tooling/test_rule_coverage.py walks
 `ALL_PRIMITIVES` through every layer and reads `EXEMPT`.  Kinds of exemption: "jvp",
 "transpose", "vmap" (transforms) and "cuda" (no CUDA lowering: the CUDA backend raises a
 `LoweringError` naming the primitive).

@@ -7,7 +7,7 @@ available=None)`: `compile_fn(closed_jaxpr, options) -> Executable`, where an Ex
 `available()` says whether the backend can run here (`default_backend` asks "cuda").
 This module imports `kernels` lazily, when a function is first compiled, and registers the
 backends of its table `kernels.BACKENDS` ("cpu", "cuda"): this import is the one place the
-xforms core reaches up into kernels (tests/test_layering.py names it), and `kernels`
+xforms core reaches up into kernels (tests/tooling/test_layering.py names it), and `kernels`
 imports nothing from `jit` (no import cycle).
 
 >>> require("interpret").compile(closed, {})(*args)      # runs `closed` with NumPy

@@ -6,7 +6,7 @@ code that binds primitives directly, as extension authors do with `jax.extend`:
 
 Only the primitives whose `bind` takes JAX's operands and JAX's parameter names, with JAX's
 meaning, are here; each was checked against jax 0.10.2's `bind`
-(tests/test_lax_primitive_objects.py).
+(tests/lax/test_lax_primitive_objects.py).
 The others are left out on purpose rather than exposed with a different signature: the
 transcendental ones (`exp_p`, `sin_p`, `sqrt_p`, ...: JAX's take `accuracy`), `mul_p`
 (`out_dtype`), `conj_p` (`input_dtype`), `reduce_sum_p` (`out_sharding`), `argmax_p`/`argmin_p`

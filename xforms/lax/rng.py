@@ -6,7 +6,7 @@ JAX's CPU), bit for bit; the Threefry hash primitive `xforms.random` draws from;
     >>> key, bits = lax.rng_bit_generator(xnp.array([1, 2, 3, 4], xnp.uint32), (6,))
     >>> bits                   # [512747620, 1298009047, 1267190206, 761827841, ...] as JAX
 
-XLA's layout, read off jax 0.10.2's results (tests/test_lax_rng.py records them): the key is
+XLA's layout, read off jax 0.10.2's results (tests/lax/test_lax_rng.py records them): the key is
 four uint32 words (k0, k1, k2, k3); block i hashes the 64-bit counter (k2 | k3 << 32) + i
 (mod 2**64) under the key (k0, k1) -- Philox also takes (k0 | k1 << 32) + the carry out of
 that sum as the counter's upper half -- and the blocks' words, in order, fill the result

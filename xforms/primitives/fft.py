@@ -20,7 +20,7 @@ same transform to the tangent.  Transposes, with JAX's pairing <a, b> = Re(sum(a
                of the last axis and 2 for the others (each stands for itself and its mirror),
                so T(ct)_k = (c_k / N) conj(RFFT(ct)_k).
 
-Both are checked by the dot-product test (tests/test_fft.py).  On the CPU the transform runs
+Both are checked by the dot-product test (tests/numpy/test_fft.py).  On the CPU the transform runs
 inside the compiled kernel (xforms/kernels/ops/fft.py, through rocket-fft's nopython np.fft); on
 CUDA it is a direct DFT (xforms/kernels/ops/fft.py: small transforms).
 

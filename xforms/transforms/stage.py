@@ -3,7 +3,7 @@
 Every program the transforms build (a jvp, a transposed linear part, a batched body, the
 Jacobian seeds) and every user function `tracing.py` traces goes through `stage`, so each
 transform level costs one trace and one simplification (counted in xforms/core/pass_counts.py;
-tests/test_pass_counts.py pins them).
+tests/core/test_pass_counts.py pins them).
 
     >>> closed, reusable = stage(lambda x: [x * 2.0], [ShapedArray((3,), np.float64)])
 """

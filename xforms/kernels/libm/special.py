@@ -22,7 +22,8 @@ Methods (all our own derivations from the textbook formulas; no tables):
     i0e, i1e         power series scaled by exp(-|x|) for |x| <= 30, asymptotic above
 
 Measured accuracy against scipy.special in float64: max relative error over random points
-(`python -m xforms.kernels.libm.special` prints this table; tests/test_special.py checks bounds):
+(`python -m xforms.kernels.libm.special` prints this table; tests/scipy/special/test_special.py
+checks bounds):
 
     digamma    x in [-20, 200] (1e-3 from poles)     6.8e-14 (at its root 1.4616: ~1e-14 abs)
     zeta(s,q)  s in (1, 30], q in (0, 100]           1.6e-15

@@ -38,7 +38,7 @@ Numba compiles: `kernels` imports no Numba until then).
 Each patch is installed only if Numba's code still looks like the code it replaces (same
 names, same attributes used); otherwise Numba is left untouched.  xforms/kernels/numba_fixes/registry.py
 lists them all (target, what it works around, the hash of the Numba code it was written
-for); tests/test_numba_registry.py fails where one is not installed, and
+for); tests/kernels/numba/test_numba_registry.py fails where one is not installed, and
 tools/check_numba_upgrade.py says which still apply to a newer Numba.  (Lowering's
 `_find_singly_assigned_variable`, once quadratic in a block's length, was replaced here too
 until Numba's own became one pass per block: numba/numba#10387, in 0.67 and 0.68.)

@@ -4,8 +4,8 @@ replacement holds.
 `xforms.kernels.numba_fixes.patches.apply()` (run when `build.codecache` is imported) installs each patch only
 where Numba's code still reads as the patch assumes; otherwise Numba is left alone, silently,
 and compiles get slower again (multi-second compiles of long generated kernels).  This table
-lets a test (tests/test_numba_registry.py) and the upgrade check (tools/check_numba_upgrade.py)
-say which patches hold on a given Numba.
+lets a test (tests/kernels/numba/test_numba_registry.py) and the upgrade check
+(tools/check_numba_upgrade.py) say which patches hold on a given Numba.
 
 A patch is *installed* when the attribute it names is a function of this package whose
 `__wrapped__` is Numba's own, and no loaded Numba module still holds Numba's own under that

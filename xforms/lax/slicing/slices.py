@@ -1,7 +1,7 @@
 """`lax.collapse` and `lax.slice_in_dim`, and the axis check they share: the shape helpers
 lax's control flow needs (`map`'s batches), kept apart from the rest of lax, which builds
 on xforms.numpy, so that the control flow xforms.numpy is built on imports nothing of it
-(tests/test_layering.py `WRAPPERS`).
+(tests/tooling/test_layering.py `WRAPPERS`).
 
     >>> lax.collapse(xnp.zeros((2, 3, 4)), 0, 2).shape      # (6, 4)
 """

@@ -13,8 +13,8 @@ Method (our derivation). With front = x^a e^-x / Gamma(a):
   with it (forward mode through the recurrence): dP/da = -front (h (log x - psi(a)) + h').
 
 psi(a) (a > 0) by upward recurrence to a >= 10 and the asymptotic series.  Accuracy against
-a central difference of scipy.special.gammainc in float64 (tests/test_special.py): ~1e-9
-relative, the difference's own error; against mpmath's derivative ~1e-13 (a in [0.1, 150],
+a central difference of scipy.special.gammainc in float64 (tests/scipy/special/test_special.py):
+~1e-9 relative, the difference's own error; against mpmath's derivative ~1e-13 (a in [0.1, 150],
 x in [1e-3, 200]).
 
     >>> round(igamma_grad_a(1.0, 1.0), 12)      # d/da P(a, 1) at a = 1

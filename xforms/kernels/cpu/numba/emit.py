@@ -327,4 +327,4 @@ class Emitter(Naming):
             raise unsupported(eqn, why)
 
 
-_Ctx = CpuCtx      # (the name tests/test_rule_coverage.py uses)
+_Ctx = CpuCtx      # (the name tests/tooling/test_rule_coverage.py uses)

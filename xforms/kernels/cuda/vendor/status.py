@@ -5,7 +5,7 @@ of a device address or handle.
 """
 import ctypes
 
-# a device address or a handle (named so: tests/test_rule_coverage.py reads `*_p` names in
+# a device address or a handle (named so: tests/tooling/test_rule_coverage.py reads `*_p` names in
 # lists as primitive names)
 ADDR = ctypes.c_void_p
 

@@ -89,7 +89,7 @@ special cases; not worth it for this module yet.
 
 Accuracy
 --------
-``ERROR_BOUNDS_ULP`` (asserted by tests/test_vecmath.py) is the maximum
+``ERROR_BOUNDS_ULP`` (asserted by tests/kernels/numba/test_vecmath.py) is the maximum
 error in ulps of the output dtype, normal results; measured against NumPy in
 x87 extended precision (``np.longdouble``).  "Observed" is the maximum over
 4 x 400 000 random points per function (log-uniform magnitudes from 1e-320
@@ -213,7 +213,7 @@ __all__ = [
 # ---------------------------------------------------------------------------
 
 #: Maximum error in ulps of the output dtype for normal (non-subnormal)
-#: results, asserted by tests/test_vecmath.py.  Observed maxima over the test
+#: results, asserted by tests/kernels/numba/test_vecmath.py.  Observed maxima over the test
 #: sets (>= 10^5 points per function incl. the hard trig cases) rounded up;
 #: they are measurements, not proofs.  float32 results are float64 results
 #: rounded once, i.e. 0.5 ulp plus a ~2**-28 ulp double-rounding allowance.

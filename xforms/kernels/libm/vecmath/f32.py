@@ -30,7 +30,7 @@ sin/cos/tan  k = rint(x*2/pi), r = x - k*pi/2 with pi/2 in five parts (12+12+12+
       but the branch keeps LLVM from vectorising: see xforms/kernels/libm/vecmath/__init__.py "Trigonometric
       functions" for how the code generator guards the bounded ones).
 
-Error bounds (ulps of float32, asserted by tests/test_vecmath.py) are in
+Error bounds (ulps of float32, asserted by tests/kernels/numba/test_vecmath.py) are in
 ``ERROR_BOUNDS_ULP_F32``.
 """
 import math
@@ -273,7 +273,8 @@ def vmf_tan(x):
     return vmf_tan_bounded(x)
 
 
-#: Maximum error in float32 ulps for normal results, asserted by tests/test_vecmath.py.
+#: Maximum error in float32 ulps for normal results, asserted by
+#: tests/kernels/numba/test_vecmath.py.
 #: Observed maxima over 600 000 points per function (whole float32 domain, dense core, every
 #: float32 nearest to k*pi/2 up to the bound and its neighbours), 2026-11-24: exp 0.95,
 #: sin 0.82, cos 0.81, tan 2.15 (a quotient of two kernels); log 0.87 over every

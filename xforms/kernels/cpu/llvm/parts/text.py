@@ -17,8 +17,8 @@ which the caller takes in a `switch`.  Pointers made by a `getelementptr` (the w
 views) are made again inside.  No argument is `noalias`, although the kernel's data pointers
 are `noalias` call results (loops.py `_noalias`): a run may read a pointer the kernel stored
 in memory (a scan's double-buffered carries), and with `noalias` arguments LLVM took the two
-for two objects -- a kernel cut so crashed (tests/test_llvm_control.py's carries, session
-34).  LLVM then tests more of the loops' operands for overlap at run time (the block's
+for two objects -- a kernel cut so crashed (tests/kernels/llvm/test_llvm_control.py's carries,
+session 34).  LLVM then tests more of the loops' operands for overlap at run time (the block's
 gradient: 32 tests, not 20), and vectorises the same loops.  Nothing else changes: the same
 instructions in the same order (no fast-math flags anywhere: the results are the same bits).
 

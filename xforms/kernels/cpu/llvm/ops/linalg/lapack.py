@@ -34,7 +34,7 @@ _KIND = {"float": "s", "double": "d"}
 _NAN = "0x7FF8000000000000"         # (np.nan, as Numba's nan_fill stores it; a float's too)
 _INT_MAX = 2 ** 31 - 1
 # the diagonal blocks of Cholesky's cotangent: runtime/linalg.py CHOL_REV_BLOCK (not imported:
-# that module loads Numba; tests/test_llvm_lapack.py checks the two agree)
+# that module loads Numba; tests/kernels/llvm/ops/test_llvm_lapack.py checks the two agree)
 CHOL_REV_BLOCK = (32, 128)
 _bound = {}                 # LAPACK routine name -> address (bound as an LLVM symbol)
 _lock = threading.Lock()    # (kernels are written on compile threads too)

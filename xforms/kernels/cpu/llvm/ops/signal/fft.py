@@ -130,7 +130,7 @@ def library():
     """The path of the native library rocket-fft calls: its own choice where it is loaded,
     else the same choice made here (rocket_fft/_native.py `_select_library`: the AVX2
     build where it exists and the CPU supports it, unless ROCKET_FFT_SIMD says "generic").
-    tests/test_llvm_fft.py checks that the two agree."""
+    tests/kernels/llvm/ops/test_llvm_fft.py checks that the two agree."""
     native = sys.modules.get("rocket_fft._native")
     if native is not None:
         return native.LIBRARY_PATH
