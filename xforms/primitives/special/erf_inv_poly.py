@@ -138,10 +138,11 @@ def _erf_inv64(w):
 
 # ---- the eager tier's form: the same operations per element, one branch at a time -----------
 def _horner_np(z, coeffs):
+    k = z.dtype.type
     p = np.full_like(z, coeffs[0])
     for c in coeffs[1:]:
         p *= z
-        p += z.dtype.type(c)
+        p += k(c)
     return p
 
 
@@ -150,7 +151,8 @@ def _log1p64_np(t):
     s2 = t * t                  # (the small branch on all: no gather of the common case)
     out = t + (-0.5 * s2 + (t * s2) * (_horner_np(t, _LOG1P_P) / _horner_np(t, _LOG1P_Q)))
     big = ~(np.abs(t) < 0.41421356237309504880)
-    out[big] = np.log(t[big] + 1.0)
+    if big.any():
+        out[big] = np.log(t[big] + 1.0)
     return out
 
 
@@ -185,5 +187,6 @@ def _erf_inv_numpy(x):
     _, coeffs, shift = branches[0]
     p = _horner_np(shift(w), coeffs)        # (the central branch on all: the common case)
     for mask, coeffs, shift in branches[1:]:
-        p[mask] = _horner_np(shift(w[mask]), coeffs)
+        if mask.any():      # (an empty branch skipped: a small draw rarely has a tail)
+            p[mask] = _horner_np(shift(w[mask]), coeffs)
     return np.where(np.abs(x) == k(1.0), x * k(np.inf), p * x)
