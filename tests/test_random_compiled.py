@@ -96,3 +96,16 @@ def test_programs_switch_after_compile_after_calls():
         np.testing.assert_array_equal(draw(key, 2), want)
     assert calls == [2]          # one trace, which the compiling program shares
     assert draw.exact.wait_compiled(60)     # (it answered: the evaluator under XFORMS_TIERED=0)
+
+
+def test_compiles_at_most_limit_signatures(monkeypatch):
+    # a loop over ever new shapes starts no compile per shape: past LIMIT, evaluated
+    monkeypatch.setattr(exact_bits, "LIMIT", 1)
+    key = random.PRNGKey(3)
+    exact = Jitted(threefry.split, static_argnums=(1,), backend="interpret",
+                   exact_compile=True, tiered=True)
+    interpreted = Jitted(threefry.split, static_argnums=(1,), backend="interpret")
+    for n in (2, 3):
+        np.testing.assert_array_equal(exact(key, (n,)), interpreted(key, (n,)))
+    assert exact.wait_compiled(60)
+    assert exact._exact_started == 1

@@ -16,6 +16,9 @@ from ..core.ir import ClosedJaxpr, Jaxpr, Literal
 from ..core.trace import eager_runner
 
 _MOVES = ("cast", "fill", "call", "view")       # loop spellings that copy or convert values
+#: signatures one function compiles so at most (a loop over ever new shapes -- normal(k,
+#: (n,)) for each n -- would otherwise start a background compile for each)
+LIMIT = 16
 
 
 def compiles_exactly(closed):

@@ -188,7 +188,9 @@ class Jitted(Wrapped):
         compile runs in the background."""
         cut = (exact_bits.exact_head(closed) if self.exact_compile and tiered.enabled(
             self.tiered) and self.backend == "interpret" else None)
-        if cut is not None:
+        started = self.__dict__.get("_exact_started", 0)
+        if cut is not None and started < exact_bits.LIMIT:
+            self._exact_started = started + 1
             head, tail = cut
             self._log_compile(head, " in the background (the evaluator answers meanwhile)")
             exe = tiered.TieredExecutable(
