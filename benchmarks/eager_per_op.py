@@ -61,6 +61,13 @@ CASES = [
     ("xnp.zeros_like", "xnp.zeros_like(x)"), ("xnp.full", "xnp.full((8,), 2.0)"),
     ("x.astype(f32)", "x.astype(xnp.float32)"), ("xnp.astype i32", "xnp.astype(x, xnp.int32)"),
     ("random.normal", "random.normal(k, (8,))"), ("random.split", "random.split(k)"),
+    ("random.uniform", "random.uniform(k, (8,))"),
+    ("random.bernoulli", "random.bernoulli(k, 0.5, (8,))"),
+    ("random.randint", "random.randint(k, (8,), 0, 10)"),
+    ("random.categorical", "random.categorical(k, x)"),
+    ("random.permutation", "random.permutation(k, 8)"),
+    ("random.fold_in", "random.fold_in(k, 3)"), ("random.PRNGKey", "random.PRNGKey(3)"),
+    ("random.key_data", "random.key_data(k)"),
     ("lax.add", "lax.add(x, y)"), ("lax.exp", "lax.exp(x)"),
     ("lax.dot_general", "lax.dot_general(m, n, (((1,), (0,)), ((), ())))"),
     ("lax.reduce_sum", "lax.reduce_sum(m, (0,))"), ("lax.select", "lax.select(b, x, y)"),
@@ -92,11 +99,15 @@ def namespaces(system):
     return env, ready
 
 
-def time_case(fn, ready, rounds=5, target=0.02):
-    """CPU us per call of `fn` (median of `rounds` rounds of about `target` s each)."""
+def time_case(fn, ready, rounds=5, target=0.02, settle=None):
+    """CPU us per call of `fn` (median of `rounds` rounds of about `target` s each), after
+    100 calls and `settle()` (xforms: waits for the compiles those calls started -- the
+    random programs', the Threefry kernel's -- so the steady state is timed)."""
     call = fn if ready is None else (lambda: ready(fn()))
-    for _ in range(50):
+    for _ in range(100):
         call()
+    if settle is not None:
+        settle()
     t = time.process_time()
     for _ in range(200):
         call()
@@ -111,17 +122,26 @@ def time_case(fn, ready, rounds=5, target=0.02):
     return sorted(got)[rounds // 2]
 
 
+def _settle():
+    """Wait for xforms' background compiles (an older xforms without them: nothing)."""
+    from xforms.core.eager import kernels
+    getattr(kernels, "wait_built", lambda: None)()
+    from xforms.random import programs
+    getattr(programs, "wait_compiled", lambda: None)()
+
+
 def survey(system, only=None):
     """{case name: CPU us per call} for `system` ("xforms" or "jax"); a case that raises
     is recorded as None (and its error printed)."""
     env, ready = namespaces(system)
+    settle = None if system == "jax" else _settle
     out = {}
     for name, expr in CASES:
         if only and not any(o in name for o in only):
             continue
         fn = eval("lambda: " + expr, env)
         try:
-            out[name] = time_case(fn, ready)
+            out[name] = time_case(fn, ready, settle=settle)
         except Exception as e:         # (one case's failure does not end the survey)
             print(f"{system} {name}: {type(e).__name__}: {e}", file=sys.stderr)
             out[name] = None

@@ -104,6 +104,12 @@ class Facts:
     eager_ns:    ns per element of its NumPy impl, where the fast tier's cost model
                  (xforms/exec/eager_cost.py) would misjudge it from the other facts (the
                  Threefry hash: 2.5 compiled, 60-160 eagerly); None: derived
+    eager_kernel_calls: un-jitted calls (of any size) after which the eager tier starts
+                 building its compiled kernel (xforms/core/eager/kernels.py), for a
+                 primitive whose kernel gives its NumPy impl's bits (integer arithmetic)
+                 and whose NumPy form is many passes at any size (the Threefry hash: ~100
+                 ufunc calls of ~1 us on a key's 2 words); None: only calls of
+                 MIN_ELEMENTS start one
     eager_work:  how that cost model prices its NumPy impl when the kind does not tell:
                  "matrix" (a dense factorisation or solve: each output element costs the
                  matrix size in multiply-adds), "n_log_n" (sort, fft: log2 of the last
@@ -187,6 +193,7 @@ class Facts:
     vec_complex: Optional[str] = None
     cost: Optional[float] = None
     eager_ns: Optional[float] = None
+    eager_kernel_calls: Optional[int] = None
     eager_work: Optional[str] = None
     eager_scale: float = 1.0
     simplify: Optional[str] = None

@@ -16,6 +16,7 @@ import numpy as np
 from .. import config
 from ..core import trace as core
 from ..exec import exe_cache, gc_pause, tiered
+from ..exec import exact_bits
 from ..argnums import resolve_static, split_call
 from ..core import jit_switch, monitoring
 from ..core.source_info import describe_function, function_name
@@ -86,8 +87,12 @@ def _refuse_tracing(fun):
 
 class Jitted(Wrapped):
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
-                 donate_argnums=(), tiered=None):
+                 donate_argnums=(), tiered=None, exact_compile=False):
         self.fun = fun
+        # backend "interpret" with exact_compile: a signature whose program compiles to the
+        # evaluator's bits (exec/exact_bits.py) is compiled for the CPU in the background,
+        # the evaluator answering meanwhile (xforms/random/programs.py)
+        self.exact_compile = exact_compile
         # each completed from the other through fun's signature, negatives resolved (JAX)
         self.static_argnums, self.static_argnames = resolve_static(fun, static_argnums,
                                                                    static_argnames)
@@ -106,7 +111,8 @@ class Jitted(Wrapped):
         per = self.__dict__.setdefault("_per_backend", {})
         if backend not in per:
             per[backend] = Jitted(self.fun, self.static_argnums, self.static_argnames,
-                                  backend, self.donate_argnums, self.tiered)
+                                  backend, self.donate_argnums, self.tiered,
+                                  self.exact_compile)
         return per[backend]
 
     def _elsewhere(self, leaves, platform=None):
@@ -160,8 +166,8 @@ class Jitted(Wrapped):
         except TypeError:        # (unhashable: traced below, which says why, or uncached)
             return None, None, None
 
-    def _executable(self, closed, background=False):
-        backend = self.backend or default_backend()
+    def _executable(self, closed, background=False, backend=None):
+        backend = backend or self.backend or default_backend()
         found = require(backend)
         with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT,
                               f"jit({function_name(self.fun)})"):
@@ -180,6 +186,18 @@ class Jitted(Wrapped):
     def _new_executable(self, closed):
         """The compiled executable, or (tiered) one that runs the IR eagerly while the
         compile runs in the background."""
+        cut = (exact_bits.exact_head(closed) if self.exact_compile and tiered.enabled(
+            self.tiered) and self.backend == "interpret" else None)
+        started = self.__dict__.get("_exact_started", 0)
+        if cut is not None and started < exact_bits.LIMIT:
+            self._exact_started = started + 1
+            head, tail = cut
+            self._log_compile(head, " in the background (the evaluator answers meanwhile)")
+            exe = tiered.TieredExecutable(
+                head, lambda: self._executable(head, background=True, backend="cpu"),
+                describe_function(self.fun), in_process)
+            exe.patient = False     # (the evaluator is this function's own tier: no wait)
+            return exe if tail is None else exact_bits.HeadCompiled(exe, tail)
         if tiered.enabled(self.tiered) and (self.backend or cheap_default()) == "cpu":
             tier, budget_s = tiered.first_call_tier(closed, in_process)
             if tier != "compile":
@@ -207,6 +225,9 @@ class Jitted(Wrapped):
         `_threads_later`); -> True if they all run compiled code."""
         ok = True
         for key, (exe, out_tree, _) in list(self._fast.items()):
+            if type(exe) is exact_bits.HeadCompiled:
+                ok = exe.wait(timeout) is not None and ok
+                continue
             if type(exe) is tiered.TieredExecutable:
                 compiled = exe.wait(timeout)
                 if compiled is None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import extend
 from ..core.avals import ShapedArray
+from ..core.eager import kernels as eager_kernels
 from ..core.facts import declare
 from ..primitives import operands
 from ..primitives import elementwise as ew
@@ -86,14 +87,29 @@ def _threefry_arrays(k1, k2, x0, x1):
 
 
 _ROT = tuple(tuple(np.uint32(r) for r in rs) for rs in ((13, 15, 26, 6), (17, 29, 16, 24)))
-threefry2x32_p.def_impl(_threefry_arrays)
+
+
+def _threefry_eager(k1, k2, x0, x1):
+    """threefry2x32's eager implementation: its compiled loop (integer rounds: the same bits)
+    once built -- the EAGER_KERNEL_CALLS-th un-jitted call starts the build, on the compile
+    thread while NumPy answers -- else `_threefry_arrays`' ~100 NumPy passes, which cost a
+    small draw ~100-300 us whatever its size (issue #35)."""
+    xs = (k1, k2, x0, x1)
+    return eager_kernels.run(threefry2x32_p, xs, lambda: _threefry_arrays(*xs))
+
+
+# a build imports the compiler (~0.25 s of CPU on the compile thread, once per process) and
+# compiles ~20-70 ms (kept on disk): a script of a few draws starts none; a loop of draws
+# wins it back within a few hundred calls (~100-250 us each saved, normal and split of 8)
+EAGER_KERNEL_CALLS = 64
+threefry2x32_p.def_impl(_threefry_eager)
 threefry2x32_p.def_numba(threefry_scalar, elementwise=True)
 threefry2x32_p.def_abstract_eval(_threefry_aval)
 # ~2.5 ns per element in a CPU loop (vectorised 64-bit integer rounds): the parallel-loop
 # decision reads it (xforms/kernels/cpu/loop_cost.py), so a loop of random numbers is threaded from
 # far fewer elements than a cheap one.  Its NumPy impl runs the rounds on whole uint32
 # arrays: 62 ns per element at 10^6, 164 at 10^7 (xforms/exec/eager_cost.py reads it)
-declare(threefry2x32_p, cost=2.5, eager_ns=100.0)
+declare(threefry2x32_p, cost=2.5, eager_ns=100.0, eager_kernel_calls=EAGER_KERNEL_CALLS)
 
 
 def threefry_2x32(k1, k2, x0, x1):

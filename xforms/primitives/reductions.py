@@ -178,8 +178,14 @@ def _ordered_zero_reduce(ufunc):
             rows = np.transpose(x, keep + list(axis)).reshape([x.shape[i] for i in keep] + [n])
             return np.asarray(complex_fold(rows, maximum), x.dtype)
         return fix_zero_ties(ufunc.reduce(x, axis=axis), maximum,
-                             lambda winning: np.logical_or.reduce(winning(x), axis=axis))
+                             lambda winning: _any_along(winning(x), axis))
     return f
+
+
+def _any_along(w, axis):
+    """np.logical_or.reduce(w, axis), or False where `w` holds no True (one C pass: the
+    usual case, a zero result with no zero of the other sign in the operand)."""
+    return np.logical_or.reduce(w, axis=axis) if np.count_nonzero(w) else False
 
 
 def _extremum(p, identity):

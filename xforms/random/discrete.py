@@ -31,7 +31,10 @@ def _top_k_indices(x, k):
     return lax.top_k(x, k)[1].astype(np.int64)
 
 
+@program(static_argnums=(2,))
 def _shuffle(key, x, axis):
+    """x shuffled along `axis` by JAX's rounds of stable sorts by random keys: one
+    program (its ~25 equations otherwise ~25 eager binds a call)."""
     n = x.size
     rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
     x = xnp.moveaxis(x, axis, -1)

@@ -22,20 +22,46 @@ import functools
 
 from ..core import trace as core
 from ..jit import jit
+from ..jit.jitted import Jitted
+
+#: eager calls of one program function before it may compile: a signature whose program
+#: computes NumPy's bits compiled (integer rounds, IEEE arithmetic: split, fold_in, bits,
+#: uniform, randint, bernoulli, permutation -- xforms/exec/exact_bits.py) compiles then in
+#: the background while the evaluator answers (a tiered `jit`'s first tier, never waited
+#: for); a script of a few draws compiles nothing, a loop of draws wins the compile back
+#: (about 20-100 ms each, once the compiler is imported: ~0.25 s): ~1 us a call compiled
+#: against 130-300 us evaluated (split, uniform of 8; load 7-12)
+COMPILE_AFTER = 64
+_EXACT = []         # every program's compiling Jitted (`wait_compiled`)
 
 
 def program(static_argnums=()):
     """Decorator: `fun` through `jit(fun, static_argnums=..., backend="interpret")` when
-    called outside any trace, `fun` itself under one.  Arguments are positional (the
-    statics hashable)."""
+    called outside any trace (from its COMPILE_AFTER-th such call, compiled in the
+    background where that gives the same bits), `fun` itself under one.  Arguments are
+    positional (the statics hashable)."""
     def wrap(fun):
         jitted = jit(fun, static_argnums=static_argnums, backend="interpret")
+        exact = Jitted(fun, static_argnums, backend="interpret", exact_compile=True)
+        calls = [0]
+        _EXACT.append(exact)
 
         @functools.wraps(fun)
         def call(*args):
             if core.current_trace() is core.eval_trace:
+                if calls[0] >= COMPILE_AFTER:
+                    return exact(*args)
+                calls[0] += 1
                 return jitted(*args)
             return fun(*args)
         call.jitted = jitted
+        call.exact = exact
         return call
     return wrap
+
+
+def wait_compiled(timeout=None):
+    """Wait for the random programs' compiles started so far (what a benchmark calls
+    before it times the steady state, as core/eager/kernels.py `wait_built`)."""
+    for exact in _EXACT:
+        exact.wait_compiled(timeout)

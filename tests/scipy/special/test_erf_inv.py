@@ -152,3 +152,23 @@ def test_derivative(dt):
     if dt == np.float64:
         check_grads(lax.erf_inv, (x[:4],), order=2)
         check_grads(xf.jit(lax.erf_inv), (x[:4],), order=2)
+
+
+def test_few_elements_in_python_floats_give_the_passes_bits():
+    """A float64 operand of at most FEW elements is computed element by element in Python
+    floats (random.normal's small draws, session 38): the passes' operations in their
+    order, NumPy's log for log1p's large branch -- the same bits, tails and edges included
+    (both branches of log1p, all three polynomials, +-1, beyond, NaN, inf, zeros)."""
+    from xforms.primitives.special import erf_inv_poly as E
+    r = np.random.default_rng(5)
+    edges = [0.0, -0.0, 1.0, -1.0, 0.5, -0.64, 0.6435942529055827, 0.9981, 1 - 2**-53,
+             -1 + 2**-53, 1e-300, -1e-310, 2.0, -3.0, np.inf, -np.inf, np.nan]
+    vals = np.concatenate([edges, r.uniform(-1, 1, 600), 1 - 10**-r.uniform(0, 16, 300),
+                           -(1 - 10**-r.uniform(0, 16, 300))])
+    for i in range(0, vals.size, E.FEW):
+        chunk = vals[i:i + E.FEW]
+        with np.errstate(all="ignore"):
+            want = E._erf_inv_numpy(chunk)
+        got = erf_inv_numpy(chunk)
+        assert got.dtype == np.float64
+        assert got.tobytes() == want.tobytes(), chunk

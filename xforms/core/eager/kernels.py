@@ -12,8 +12,10 @@ xforms/exec/tiered.py, `later`, while NumPy answers the calls; at once where tie
 off, as `jit` compiles then); NumPy answers every call until the kernel is built (a later
 call does not wait: the build's first part imports the compiler, ~0.25 s of CPU, which a
 script of two or three such calls would not win back).  A call of fewer than MIN_ELEMENTS
-elements starts no build (a kernel built already serves any size); a refused or failed
-build leaves the NumPy form.
+elements starts no build (a kernel built already serves any size) -- but the
+`eager_kernel_calls`-th call of a primitive declaring that fact (an integer kernel, so
+NumPy's bits: the Threefry hash, ~100 NumPy passes on a key's two words); a refused or
+failed build leaves the NumPy form.
 
     out = run(div_p, (x, y), lambda: numpy_divide(x, y))   # the kernel's, or NumPy's
     counts["kernel"]             # calls a kernel has answered
@@ -36,6 +38,7 @@ counts = {"kernel": 0}
 
 _MISSING = object()
 _kernels = {}       # (prim, dtype, ...) -> kernel, an Event while built, None: refused
+_small_calls = {}   # (prim, dtype, ...) -> calls below MIN_ELEMENTS (`_called_enough`)
 
 
 def run(prim, xs, numpy_form, out=None):
@@ -48,7 +51,8 @@ def run(prim, xs, numpy_form, out=None):
     k = _kernels.get(key, _MISSING)
     if k is _MISSING or type(k) is threading.Event:
         shape = _shape(xs)
-        if shape is None or _size(shape) < MIN_ELEMENTS or not BUILD:
+        if shape is None or not BUILD or _size(shape) < MIN_ELEMENTS and not _called_enough(
+                prim, key):
             return numpy_form()
         if type(k) is threading.Event:     # (being built: NumPy answers meanwhile)
             return numpy_form()
@@ -85,6 +89,16 @@ def _start(key):
     START[0](job, head_start)
     k = _kernels.get(key)
     return (None, head_start) if type(k) is threading.Event else (k, None)
+
+
+def _called_enough(prim, key):
+    """Whether this small call of `key` is the primitive's `eager_kernel_calls`-th (its
+    kernel gives the NumPy form's bits, and that form is many passes at any size)."""
+    limit = prim.facts.eager_kernel_calls
+    if limit is None:
+        return False
+    n = _small_calls[key] = _small_calls.get(key, 0) + 1
+    return n >= limit
 
 
 def wait_built(timeout=None):

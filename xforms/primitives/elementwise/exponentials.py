@@ -57,7 +57,12 @@ def _logistic(x):
         x = np.asarray(x)
         return complex_division.divide(np.ones_like(x), 1 + complex_patch.exp(-x))
     with silenced():
-        return 1 / (1 + np.exp(-x))
+        t = np.negative(x)
+        if type(t) is not np.ndarray:         # (a 0-d operand: a NumPy scalar)
+            return 1 / (1 + np.exp(t))
+        np.exp(t, out=t)                      # (in place: the same ufunc loops, no new
+        t += 1                                #  arrays, no Python scalar converted twice)
+        return np.reciprocal(t, out=t)
 
 
 logistic_p = define("logistic", _logistic, accept=inexact, vec="vm_logistic",   # else 1/(1+exp(-x))

@@ -52,7 +52,8 @@ def fix_zero_ties(r, maximum, took_part):
     of zeros keeps either) with -0.0 < +0.0, as XLA orders them: a zero result of the sign
     that may have lost a tie (-0.0 for max, +0.0 for min) takes the other sign where a
     winning zero took part.  `took_part(winning)`: the operands' mask `winning(x)` (their
-    zeros of the winning sign) combined as the result was (any over the reduced axes).
+    zeros of the winning sign) combined as the result was (any over the reduced axes), or
+    False where no winning zero took part.
     Two cheap passes over `r` when no result is zero.
 
         >>> fix_zero_ties(np.maximum.reduce(x), True,
@@ -65,8 +66,9 @@ def fix_zero_ties(r, maximum, took_part):
     if _count(odd):
         odd &= np.signbit(r) == maximum
         if _count(odd):
-            r = np.where(odd & took_part(lambda x: (x == 0) & (np.signbit(x) != maximum)),
-                         -r, r)
+            part = took_part(lambda x: (x == 0) & (np.signbit(x) != maximum))
+            if part is not False:             # (False: no winning zero took part)
+                r = np.where(odd & part, -r, r)
     return r
 
 

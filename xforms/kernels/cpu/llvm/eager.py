@@ -43,7 +43,7 @@ from ...runtime import threads as runtime_threads
 from . import engine, loops, team, vecmath
 from .ops import complexes
 from .ops.reductions import accumulators
-from .scalar import FLOAT_TYPES, Refused, llvm_const
+from .scalar import VALUE_TYPES, Refused, llvm_const
 
 # the kernel's C signature: (out, n, chunk elements, operand pointers and steps)
 _NAME = "xf_eager"
@@ -199,14 +199,14 @@ class _Body(loops.Loops):
 
 
 def loop_text(prim, dtypes, threaded):
-    """The kernel (`module_text`) of real elementwise `prim` on float operands of
-    `dtypes` whose body is `jit`'s (`_Body`: the plan of `prim` on a vector of
+    """The kernel (`module_text`) of real elementwise `prim` on float or integer operands
+    of `dtypes` (the Threefry hash: uint32 words) whose body is `jit`'s (`_Body`: the plan of `prim` on a vector of
     _PLAN_SIZE elements, one loop of elementwise equations reading each operand at the
     loop's index: an inlined composite such as erf_inv's polynomial, a special function's
     translated scalar code, libm) and its ns per element, or None where `jit`'s program
     is not that one loop."""
     eqn = element_eqn(prim, dtypes, _PLAN_SIZE)
-    if eqn is None or any(np.dtype(v.aval.dtype) not in FLOAT_TYPES
+    if eqn is None or any(np.dtype(v.aval.dtype) not in VALUE_TYPES
                           for v in (*eqn.invars, *eqn.outvars)):
         return None
     closed = ClosedJaxpr(Jaxpr([], list(eqn.invars), [eqn], list(eqn.outvars)), [])
@@ -227,8 +227,8 @@ def loop_text(prim, dtypes, threaded):
         body = _Body(plan, nest)
     except Refused:
         return None
-    tys = [FLOAT_TYPES[np.dtype(d)] for d in dtypes]
-    oty = FLOAT_TYPES[np.dtype(eqn.outvars[0].aval.dtype)]
+    tys = [VALUE_TYPES[np.dtype(d)] for d in dtypes]
+    oty = VALUE_TYPES[np.dtype(eqn.outvars[0].aval.dtype)]
     return module_text(tys, oty, body.decls, body.lines, threaded), element_ns(st)
 
 

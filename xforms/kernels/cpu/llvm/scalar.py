@@ -24,6 +24,8 @@ WRAPPER = "xf_kernel"
 FLOAT_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _INT_TYPES = {np.dtype(t): f"i{np.dtype(t).itemsize * 8}" for t in (
     np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8)}
+#: every value type a compiled elementwise loop may load or store (the eager kernels')
+VALUE_TYPES = {**FLOAT_TYPES, **_INT_TYPES}
 # How Numba lowers the generated Python's float operators and math functions, keyed by
 # what a primitive declares it prints as (its facts' `operator` and `math["cpu"]`):
 _OPERATOR = {"+": "fadd", "-": "fsub", "*": "fmul"}
