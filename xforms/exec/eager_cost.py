@@ -166,8 +166,9 @@ def fast_tier_estimate(jaxpr):
 
 def _slowdown_units(eqn, work, weight):
     """(eager, compiled) EQN_NS units of `eqn` for the slowdown: a library call the same on
-    both tiers, products and convolutions at SLOWDOWN_MAC_NS a multiply-add; the rest's
-    work in full eagerly, FUSED_FRACTION of it compiled."""
+    both tiers (less by its `compiled_scale` fact compiled: rocket-fft's FFTs), products
+    and convolutions at SLOWDOWN_MAC_NS a multiply-add; the rest's work in full eagerly,
+    FUSED_FRACTION of it compiled."""
     facts = eqn.prim.facts
     out = max((_size(v.aval) for v in eqn.outvars), default=1)
     if facts.kind == CONTRACTION:
@@ -176,7 +177,7 @@ def _slowdown_units(eqn, work, weight):
         work = out * _conv_window(eqn) * SLOWDOWN_MAC_NS
     eager = _weight(eqn, weight) + (work + _call_ns(eqn)) / EQN_NS
     if facts.kind == CONTRACTION or facts.eager_work in _LIBRARY:
-        return eager, work / EQN_NS
+        return eager, float(facts.compiled_scale) * work / EQN_NS
     return eager, FUSED_FRACTION * work / EQN_NS
 
 
