@@ -85,21 +85,22 @@ def show_rows(rows: dict, only=()):
 def habit_rows(rows: dict, only=()):
     """A Markdown table of the xforms rows a --habit run measured (benchmarks/habit.py):
     the habit's ratio to the steady state, the time to compiled code (wall, CPU) against
-    JAX's first call, what the later calls did, and the load."""
+    JAX's first call, what the later calls did, how many calls the fast tier answered (1:
+    only the first; the timing measured compiled code), and the load."""
     lines = ["| workload | task | params | habit x | to compiled s (cpu) | JAX first s (cpu) "
-             "| ×JAX first (cpu) | later calls | load |", "|" + "---|" * 9]
+             "| ×JAX first (cpu) | later calls | fast-tier calls | load |", "|" + "---|" * 10]
     for key in sorted(k for k in rows if k[3] == "xforms" and rows[k].get("habit")
                       and (not only or k[0] in only)):
         h = rows[key]["habit"]
         if "error" in h:
-            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {h['error']} |||||| ")
+            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {h['error']} ||||||| ")
             continue
         lines.append(
             f"| {key[0]} | {key[1]} | {key[2]} | {h['ratio']:.2f} | {_g(h.get('ttc_s'), '.3g')} "
             f"({_g(h.get('ttc_cpu_s'), '.3g')}) | {_g(h.get('jax_first_call_s'), '.3g')} "
             f"({_g(h.get('jax_first_call_cpu_s'), '.3g')}) | {_g(h.get('ttc_x_jax_first'), '.2f')}"
             f" ({_g(h.get('ttc_cpu_x_jax_first'), '.2f')}) | {'; '.join(h['tiers'])} "
-            f"| {_g(h.get('load'), '.1f')} |")
+            f"| {h.get('fast_calls')} | {_g(h.get('load'), '.1f')} |")
     return lines
 
 
