@@ -61,6 +61,10 @@ def parse_args(argv):
                     help="the xforms compile cache to use and keep (default: a new, private "
                          "one, removed after: first calls are cold); on_gpu.sh passes the one "
                          "benchmarks/gpu_warm.py filled")
+    ap.add_argument("--habit", action="store_true",
+                    help="also time every xforms row as a JAX user does, in a fresh process "
+                         "with an empty cache: one call, then timing without waiting for the "
+                         "compiled tier; and the time to compiled code (benchmarks/habit.py)")
     ap.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)   # a child's rows go here
     args = ap.parse_args(argv)
     args.system_names = [n.strip() for n in args.systems.split(",") if n.strip()]
@@ -130,7 +134,7 @@ def _measure_here(args, on_case=lambda rows, errors, meta: None):
     ctx = Context(quick=quick, backend=args.backend, sim=sim,
                   repeats=args.repeats or (3 if quick else 7),
                   target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
-                  timeout=300.0 if sim else 60.0 if quick else 600.0)
+                  timeout=300.0 if sim else 60.0 if quick else 600.0, habit=args.habit)
     plan, harness_errors = [], []
     for name in args.names:
         try:
@@ -173,6 +177,7 @@ def _measure_isolated(args):
         cmd = [sys.executable, "-m", "benchmarks", "--only", name, "--rows-out", path,
                "--backend", args.backend, "--threads", str(args.threads)]
         cmd += ["--quick"] if args.quick else []
+        cmd += ["--habit"] if args.habit else []
         cmd += ["--repeats", str(args.repeats)] if args.repeats else []
         cmd += ["--systems", args.systems] if args.system_names else []
         t0 = time.perf_counter()
@@ -282,6 +287,7 @@ def run(args) -> int:
             "workloads_in": "one process each" if isolated else "one process",
             "xforms_cache_dir": os.environ["XFORMS_CACHE_DIR"],
             "first_calls": "cold (a new cache)" if own_cache else "from --cache-dir",
+            "habit": args.habit,
             "workload_wall_s": wall, "loadavg_before": load_before, "loadavg_after": _loadavg(),
             "blas_env": _blas_env(), **ctx_meta, "harness_errors": harness_errors}
     if args.backend == "cuda":   # the GPU's model, driver, CUDA libraries' and packages' versions

@@ -8,6 +8,7 @@ against the previous one row by row before it is published, so that a regression
     python -m benchmarks.compare rows NEW.json OLD.json --only-changed 1.15
     python -m benchmarks.compare merge BASE.json OVER1.json ... --out MERGED.json
     python -m benchmarks.compare show RUN.json [--only mlp,cliffs]   # the table's figures
+    python -m benchmarks.compare habit RUN.json     # a --habit run's figures, Markdown
 
 ``rows`` prints one line per case measured in both: the xforms time, its ratio to JAX in
 each run, and the per-process ratios where the run had several processes; ``!`` marks a
@@ -23,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from .report import habit_note
 
 
 def _key(row: dict) -> tuple:
@@ -72,9 +75,32 @@ def show_rows(rows: dict, only=()):
         jv = _g(jax["value"]) if jax else "-"
         first = f"first {_g(r.get('first_call_s'), '.3g')}/" \
                 f"{_g(jax.get('first_call_s') if jax else None, '.3g')} s"
+        habit = f"  {habit_note(r['habit'])}" if r.get("habit") else ""
         lines.append(f"{key[0]:14s} {key[1]:26s} {key[2]:48s} {_g(r['value']):>10s} {jv:>10s} "
                      f"{r['unit']:9s} x{_g(r.get('ratio_jax'), '5.2f')} "
-                     f"lim {_g(r.get('ratio_limit'), '5.2f')}  {first}  {_fmt_each(r)}")
+                     f"lim {_g(r.get('ratio_limit'), '5.2f')}  {first}{habit}  {_fmt_each(r)}")
+    return lines
+
+
+def habit_rows(rows: dict, only=()):
+    """A Markdown table of the xforms rows a --habit run measured (benchmarks/habit.py):
+    the habit's ratio to the steady state, the time to compiled code (wall, CPU) against
+    JAX's first call, what the later calls did, how many calls the fast tier answered (1:
+    only the first; the timing measured compiled code), and the load."""
+    lines = ["| workload | task | params | habit x | to compiled s (cpu) | JAX first s (cpu) "
+             "| ×JAX first (cpu) | later calls | fast-tier calls | load |", "|" + "---|" * 10]
+    for key in sorted(k for k in rows if k[3] == "xforms" and rows[k].get("habit")
+                      and (not only or k[0] in only)):
+        h = rows[key]["habit"]
+        if "error" in h:
+            lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {h['error']} ||||||| ")
+            continue
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]} | {h['ratio']:.2f} | {_g(h.get('ttc_s'), '.3g')} "
+            f"({_g(h.get('ttc_cpu_s'), '.3g')}) | {_g(h.get('jax_first_call_s'), '.3g')} "
+            f"({_g(h.get('jax_first_call_cpu_s'), '.3g')}) | {_g(h.get('ttc_x_jax_first'), '.2f')}"
+            f" ({_g(h.get('ttc_cpu_x_jax_first'), '.2f')}) | {'; '.join(h['tiers'])} "
+            f"| {h.get('fast_calls')} | {_g(h.get('load'), '.1f')} |")
     return lines
 
 
@@ -103,6 +129,9 @@ def main(argv=None) -> int:
     sh = sub.add_parser("show", help="the xforms rows of one run beside JAX's")
     sh.add_argument("run")
     sh.add_argument("--only", default="")
+    hb = sub.add_parser("habit", help="the --habit figures of one run, a Markdown table")
+    hb.add_argument("run")
+    hb.add_argument("--only", default="")
     m = sub.add_parser("merge", help="lay later runs over BASE")
     m.add_argument("paths", nargs="+")
     m.add_argument("--out", required=True)
@@ -110,6 +139,10 @@ def main(argv=None) -> int:
     if args.cmd == "show":
         only = tuple(w for w in args.only.split(",") if w)
         print("\n".join(show_rows(load_rows(args.run), only)))
+        return 0
+    if args.cmd == "habit":
+        only = tuple(w for w in args.only.split(",") if w)
+        print("\n".join(habit_rows(load_rows(args.run), only)))
         return 0
     if args.cmd == "rows":
         lines = compare_rows(load_rows(args.new), load_rows(args.old), args.threshold,

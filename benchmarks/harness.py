@@ -71,6 +71,9 @@ class Context:
     seed: int = 0
     quick_skip: frozenset = frozenset({"pytensor"})   # systems not run under --quick
     timeout: float = 600.0                            # seconds per (case, system), POSIX only
+    # --habit: each xforms row is measured again in a fresh process with an empty cache as
+    # a JAX user times (benchmarks/habit.py): one call, then timing without waiting
+    habit: bool = False
     meta: dict = field(default_factory=dict)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="xforms-bench-"))
 
@@ -283,6 +286,29 @@ def _setup_check_time(ctx, case, system, data, ref, row):
         return _timed(ctx, system, fn, out[0], out[1], row)
 
 
+def tiered_executables(fn) -> list:
+    """The signatures of an xforms jitted function `fn` that started on the fast tier
+    (xforms/exec/tiered.py `TieredExecutable`), whether compiled since or not."""
+    return [entry[0] for entry in getattr(fn, "_fast", {}).values()
+            if type(entry[0]).__name__ == "TieredExecutable"]
+
+
+def wait_for_compiled(fn) -> bool:
+    """Wait until a tiered jit `fn` runs compiled code (its `wait_compiled`), then let the
+    process settle if a background compile ran; -> whether `fn` has `wait_compiled`."""
+    wait = getattr(fn, "wait_compiled", None)
+    if wait is None:
+        return False
+    background = bool(tiered_executables(fn))
+    wait()
+    if background:
+        # a background compile just ended: the BLAS thread policy
+        # (xforms/kernels/runtime/products/blas_threads.py) counted its process as load and adds threads back
+        # after 2 s of calm; time the steady state, as JAX's in-process compile allows
+        time.sleep(SETTLE_S)
+    return True
+
+
 def _first_call(ctx, case, system, fn, args, ref, row):
     """The first call (first_call_s: compile or cache load; under --parallel beside other
     processes' compiles) and the check of its result; -> (row, (args, out))."""
@@ -294,16 +320,8 @@ def _first_call(ctx, case, system, fn, args, ref, row):
     # figure beside what the call cost; JAX's compile threads count too)
     row["first_call_cpu_s"] = round(time.process_time() - cpu0, 5)
     row["first_call_load"] = round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
-    wait = getattr(fn, "wait_compiled", None)
-    if wait is not None:          # tiered jit: time the compiled tier, not the fast one
-        background = any(type(entry[0]).__name__ == "TieredExecutable"
-                         for entry in getattr(fn, "_fast", {}).values())
-        wait()
-        if background:
-            # a background compile just ended: the BLAS thread policy
-            # (xforms/kernels/runtime/products/blas_threads.py) counted its process as load and adds threads back
-            # after 2 s of calm; time the steady state, as JAX's in-process compile allows
-            time.sleep(SETTLE_S)
+    # (a jit, or an eager op with a compiled kernel: time the compiled code, not the fast tier)
+    row["waits_compiled"] = wait_for_compiled(fn)
     if system not in NO_CHECK and ref is not None:
         problem = compare(out, ref, case.rtol)
         if problem:
@@ -398,7 +416,11 @@ def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) 
         return row, None
     try:
         with deadline(ctx.timeout):
-            return _setup_check_time(ctx, case, system, data, ref, row)
+            row, out = _setup_check_time(ctx, case, system, data, ref, row)
+        if ctx.habit and system == "xforms" and row.get("waits_compiled"):
+            from . import habit          # (its own process, outside the row's deadline)
+            row["habit"] = habit.of_row(ctx, workload, case)
+        return row, out
     except peers.Skip as exc:
         row.update(status="skipped", reason=str(exc))
     except peers.Absent as exc:

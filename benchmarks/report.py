@@ -78,6 +78,22 @@ def add_ratios(rows: list[dict]) -> None:
         if row["system"] == "xforms" and _key(row) in peak:
             row["peak_bandwidth_fraction"] = peak[_key(row)] / row["median_s"]
     _ratios_each_process(rows)
+    _habit_against_jax_first(rows)
+
+
+def _habit_against_jax_first(rows):
+    """An xforms row's time to compiled code (``habit``, benchmarks/habit.py) over the JAX
+    row's first call, wall (``ttc_x_jax_first``) and CPU (``ttc_cpu_x_jax_first``)."""
+    jax = {_key(r): r for r in rows if r["system"] == "jax" and r["status"] == "ok"}
+    for row in rows:
+        h, theirs = row.get("habit"), jax.get(_key(row))
+        if not h or not theirs:
+            continue
+        for mine, first, col in (("ttc_s", "first_call_s", "ttc_x_jax_first"),
+                                 ("ttc_cpu_s", "first_call_cpu_s", "ttc_cpu_x_jax_first")):
+            if h.get(mine) is not None and theirs.get(first):
+                h[col] = h[mine] / theirs[first]
+                h["jax_" + first] = theirs[first]
 
 
 def _ratios_each_process(rows):
@@ -98,6 +114,19 @@ def _num(v, width=9) -> str:
     s = (f"{v:.3g}" if a < 1 else f"{v:.2f}" if a < 10 else f"{v:.1f}" if a < 100
          else f"{v:.0f}" if a < 1e6 else f"{v:.2e}")
     return s.rjust(width)
+
+
+def habit_note(h: dict) -> str:
+    """A row's --habit figures in a few words: 'habit x1.02, compiled after 1.3 s (x0.9
+    JAX's first call)'."""
+    if "error" in h:
+        return f"habit: {h['error']}"
+    out = f"habit x{h['ratio']:.2f}"
+    if h.get("ttc_s") is not None:
+        out += f", compiled after {h['ttc_s']:.3g} s"
+        if h.get("ttc_x_jax_first") is not None:
+            out += f" (x{h['ttc_x_jax_first']:.2f} JAX's first call)"
+    return out
 
 
 def table(rows: list[dict], width: int = 170) -> str:
@@ -125,6 +154,8 @@ def table(rows: list[dict], width: int = 170) -> str:
                 note += f"  graph {row['graph']}"
             if row.get("peak_bandwidth_fraction") is not None:
                 note += f"  {row['peak_bandwidth_fraction']:.0%} of peak bandwidth"
+            if row.get("habit"):
+                note += "  " + habit_note(row["habit"])
             if row.get("spread") is not None:
                 each = row.get("ratio_jax_each")
                 note += (f"  {len(row['process_median_s'])} processes: spread "

@@ -43,17 +43,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 _MEMO: dict = {}
 
 
-def _child(ctx, spec: dict, cache_dir: str, numba_cache=True) -> dict:
-    """Run one child process; its JSON line plus the parent-side wall time.  `numba_cache`:
-    Numba's cache under `cache_dir` too (else where Numba keeps it: the runtime helpers
-    compiled once per installation)."""
+def child(ctx, spec: dict, cache_dir: str, numba_cache=True,
+          module="benchmarks.workloads.compile_child", timeout=600) -> dict:
+    """Run one child process (`python -m module SPEC`); its JSON line plus the parent-side
+    wall time.  `numba_cache`: Numba's cache under `cache_dir` too (else where Numba keeps
+    it: the runtime helpers compiled once per installation)."""
     env = ctx.env(XFORMS_CACHE_DIR=cache_dir, NUMBA_CACHE_DIR=os.path.join(cache_dir, "numba"),
                   PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     if not numba_cache:
         env.pop("NUMBA_CACHE_DIR")
-    cmd = [sys.executable, "-m", "benchmarks.workloads.compile_child", json.dumps(spec)]
+    cmd = [sys.executable, "-m", module, json.dumps(spec)]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
     wall = time.perf_counter() - t0
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -73,13 +75,13 @@ def _spec(ctx, system, model, transform):
 
 def cold(ctx, system, model, transform, repeats=3, numba_cache=True) -> dict:
     """Median over repeats of a child run with an empty cache dir (memoised; one run in
-    quick mode); `numba_cache`: Numba's too (`_child`)."""
+    quick mode); `numba_cache`: Numba's too (`child`)."""
     key = (ctx.tmpdir, system, json.dumps(model), transform, "cold")
     if key not in _MEMO:
         runs, last_dir = [], None
         for _ in range(1 if ctx.quick else repeats):
             last_dir = tempfile.mkdtemp(prefix="cache-", dir=ctx.tmpdir)
-            runs.append(_child(ctx, _spec(ctx, system, model, transform), last_dir,
+            runs.append(child(ctx, _spec(ctx, system, model, transform), last_dir,
                                numba_cache))
         _MEMO[key] = (_median(runs), last_dir)
     return _MEMO[key][0]
@@ -89,7 +91,7 @@ def warm(ctx, system, model) -> dict:
     """Median over repeats of a grad child run reusing the cold run's cache dir."""
     cold(ctx, system, model, "grad")
     cache_dir = _MEMO[(ctx.tmpdir, system, json.dumps(model), "grad", "cold")][1]
-    runs = [_child(ctx, _spec(ctx, system, model, "grad"), cache_dir) for _ in range(1 if ctx.quick else 3)]
+    runs = [child(ctx, _spec(ctx, system, model, "grad"), cache_dir) for _ in range(1 if ctx.quick else 3)]
     return _median(runs)
 
 

@@ -211,3 +211,29 @@ def test_a_child_writes_its_rows_after_every_case(monkeypatch, tmp_path):
     assert [r["system"] for r in rows] == ["xforms"] and meta == {"k": 1}
     assert len(errors) == 1 and "was stopped after its share" in errors[0] \
         and "the 1 rows of the cases it finished are kept" in errors[0], errors
+
+
+def test_habit_times_the_second_call_on_without_waiting(monkeypatch):
+    """`python -m benchmarks --habit` (benchmarks/habit.py): one call of a tiered jit, then
+    timing as the harness times a row but without waiting for the compiled tier; a program
+    whose later calls wait (tiered.py `patient`) answers only its first call on the fast
+    tier, and the time to compiled code is recorded.  Its figures reach the JSON's ratios
+    and the `compare habit` table (no timing asserted)."""
+    sys.path.insert(0, ROOT)
+    import xforms as xf
+    import xforms.numpy as xnp
+    from benchmarks import compare, habit, harness
+    from benchmarks.report import add_ratios
+    monkeypatch.setattr(harness, "SETTLE_S", 0.0)
+    fn = xf.jit(lambda x: xnp.sum(xnp.cos(x) * 3.0 + 1.0), tiered=True)
+    h = habit.measure(fn, (np.linspace(0.0, 1.0, 7),), repeats=3, target=1e-4, budget=0.05)
+    assert h["fast_calls"] == 1 and h["tiers"][0].startswith("waits"), h
+    assert h["ttc_s"] >= h["first_s"] > 0 and h["ratio"] > 0 and h["ttc_cpu_s"] is not None
+    base = dict(workload="w", task="t", params={"n": 1}, status="ok", scale=1.0, limit="jax")
+    rows = [dict(base, system="xforms", median_s=1.0, habit=dict(h, ttc_s=3.0, ttc_cpu_s=1.0)),
+            dict(base, system="jax", median_s=1.0, first_call_s=2.0, first_call_cpu_s=0.5)]
+    add_ratios(rows)
+    assert rows[0]["habit"]["ttc_x_jax_first"] == 1.5
+    assert rows[0]["habit"]["ttc_cpu_x_jax_first"] == 2.0
+    table = compare.habit_rows({compare._key(r): r for r in rows})
+    assert len(table) == 3 and "| 1.50 (2.00) | waits" in table[2], table

@@ -118,6 +118,9 @@ class Facts:
     eager_scale: that price's multiplier for a primitive of its class that does more work
                  per output element (Cholesky's cotangent: a trsm and three gemm updates
                  per block, 4.5x a Cholesky's time measured eagerly)
+    compiled_scale: the compiled call's time over the NumPy impl's, for a library call
+                 (eager_work) the compiled code makes with another library: the cost
+                 model's slowdown, which decides whether later calls wait for the compile
     simplify:    "unary" / "binary": elementwise ops of splat constants fold, a binary op
                  takes a broadcast scalar operand directly (transforms/simplify.py)
     commutative: operands may be reordered (common-subexpression elimination)
@@ -196,6 +199,7 @@ class Facts:
     eager_kernel_calls: Optional[int] = None
     eager_work: Optional[str] = None
     eager_scale: float = 1.0
+    compiled_scale: float = 1.0
     simplify: Optional[str] = None
     commutative: bool = False
     identity: Optional[tuple] = None

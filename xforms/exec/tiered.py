@@ -206,6 +206,14 @@ class TieredExecutable:
         self._done.wait(timeout)
         return self.compiled
 
+    def wait_if_later_call(self):
+        """Block as a later call of this signature would: while it compiles, if later calls
+        wait (`patient`), at most XFORMS_TIERED_WAIT s.  `jit` calls it before its swap-in,
+        so that the call that waited also runs the swap's one-time work (deferred BLAS
+        restarts, the fast path's making) and the next call is a steady compiled one."""
+        if self.fast_calls and self.patient and not self.done:
+            self._wait_for_compile()
+
     def _wait_for_compile(self):
         """A later call's wait (bounded by XFORMS_TIERED_WAIT); None: run on the fast tier."""
         limit = config.tiered_wait()

@@ -281,6 +281,10 @@ class Jitted(Wrapped):
             key, leaves, hit = self._lookup(args, kwargs)
         if hit is not None:
             exe, out_tree, fast = hit
+            if fast is None and type(exe) is tiered.TieredExecutable:
+                # (a later call waits here, before the swap-in below: in a timing after one
+                # call, only the call that waited pays the swap's one-time work)
+                exe.wait_if_later_call()
             if fast is None and type(exe) is tiered.TieredExecutable and exe.done:
                 if tiered.has_pending_warnings():
                     tiered.flush_warnings()

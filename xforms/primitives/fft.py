@@ -41,7 +41,10 @@ from . import structural as st
 
 # (eager_scale: NumPy's pocketfft against the sort the n_log_n price was measured on, one
 # thread, 2^20 float64 elements: rfft 26, irfft 28, complex fft 51 ms; sort 169 ms)
-fft_p = declare(primitive("fft"), eager_work="n_log_n", eager_scale=0.25)
+# (compiled_scale: rocket-fft's pocketfft in compiled code against numpy.fft's, 1.2-4x
+# faster (xforms/kernels/runtime/fft.py); the FFT convolution gradient at n = 4096 ran 4.95x
+# slower eagerly, CPU, load 20, estimated 1.16x without it, and went on eagerly)
+fft_p = declare(primitive("fft"), eager_work="n_log_n", eager_scale=0.25, compiled_scale=0.3)
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128)}

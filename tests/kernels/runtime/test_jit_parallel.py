@@ -556,6 +556,24 @@ def test_openblas_is_not_restarted_from_another_thread():
     assert not tiered.has_pending_warnings()
 
 
+def test_openblas_left_to_the_main_thread_is_looked_up_before(monkeypatch):
+    """The libraries are found on the thread that leaves the restart to the main thread:
+    on the main thread the lookup (find_spec, a glob: 6-90 ms under load) ran inside the
+    first compiled call, which a JAX user's timing after one call counts (issue #35)."""
+    from xforms.kernels.runtime import threads as th
+    from xforms.exec import tiered
+    tiered.flush_warnings()
+    looked = []
+    monkeypatch.setattr(th, "_bundled_openblas_paths",
+                        lambda: looked.append(threading.current_thread()) or [])
+    t = threading.Thread(target=th.restart_loaded_openblas)
+    t.start()
+    t.join(60)
+    assert looked == [t] and tiered.has_pending_warnings()
+    tiered.flush_warnings()                     # (the restart, without a lookup)
+    assert looked == [t]
+
+
 def test_chunked_loops_with_a_varying_batch_size(small_chunks, monkeypatch):
     """A batch size that varies between calls (xforms/kernels/prepare/shape_symbols.py) reuses the kernel:
     the chunk count is computed at run time, so every size is summed in full."""

@@ -133,8 +133,13 @@ def restart_loaded_openblas(paths=None):
         # or autograd's imports in the benchmark) kept its 2^28-cycle spin beside the loop
         # nests on OpenMP's team: the MLP gradient at batch 256 ran at one thread's speed
         # (8.6 ms against 5.7 with the restart, float32; #37 log of session 25)
+        # The libraries are looked up here: on the main thread, find_spec and the glob cost
+        # 6-90 ms (load 20-40) inside its first compiled call, which a JAX user's timing
+        # after one call counts (issue #35's habit: sin of 10^4 float32, 0.5-40 ms
+        # against 0.017 steady)
         from xforms.exec import tiered
-        tiered.on_main_thread(lambda: restart_loaded_openblas(paths))
+        found = _bundled_openblas_paths() if paths is None else paths
+        tiered.on_main_thread(lambda: restart_loaded_openblas(found))
         return 0
     done = 0
     for path in _bundled_openblas_paths() if paths is None else paths:
