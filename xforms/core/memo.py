@@ -174,6 +174,8 @@ class Memo:
 # ---- the caches ------------------------------------------------------------------------------
 traces = Memo()         # tracing.trace_cached: (anchor, key and axis env) -> (ClosedJaxpr, extra)
 derived = Memo()        # (jaxpr, (transform, its arguments)) -> derived jaxpr(s)
+dce = Memo()            # transforms/dce.py: (Jaxpr, used outputs) -> its live inputs;
+#                         (ClosedJaxpr, kept outputs and inputs) -> it pruned
 plans = Memo()          # (Jaxpr, "eager") -> its evaluation plan (core.eval_eager)
 guides = Memo()         # tracing.trace_program: (function, "program") -> (its last raw Jaxpr,
 #                         that program interned): the guide of its next trace (staging.Builder)

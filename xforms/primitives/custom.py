@@ -47,7 +47,7 @@ from ..core.trace import abstract_eval_rules, impl_rules
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
 from ..transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ..transforms.simplify import dce, dce_rules, simplify
+from ..transforms.simplify import dce, dce_rules, live_inputs, live_rules, simplify
 from ..transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ..transforms.vmap import bdim_to_front, vmap_jaxpr, vmap_rules
 from ..core.facts import CALL, declare
@@ -427,6 +427,8 @@ partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
 transpose_rules[checkpoint_p] = _checkpoint_transpose
 vmap_rules[checkpoint_p] = _checkpoint_vmap
 dce_rules[checkpoint_p] = _checkpoint_dce
+live_rules[checkpoint_p] = lambda eqn, used_outs: live_inputs(eqn.params["jaxpr"].jaxpr,
+                                                               used_outs)
 
 
 # ==== hook ================================================================================

@@ -8,9 +8,9 @@ selections) become constants (`fold_consts`).
 Every rewrite is exact in IEEE arithmetic (negation, operand order and shape bookkeeping
 only): a simplified program computes identical values, up to the sign of a zero result.
 
-`dce_rules[prim](eqn, used_outs) -> eqn or None` lets higher-order primitives prune their
-sub-jaxprs; `forward_rules[prim](eqn) -> atom or None` declares an equation a no-op.  The
-per-primitive facts the rewrites read (`simplify` class, `commutative`, `identity`, `noop`)
+Dead-code elimination and its rule tables (`dce_rules`, `live_rules`: how higher-order
+primitives prune their sub-jaxprs) are in dce.py; `forward_rules[prim](eqn) -> atom or
+None` declares an equation a no-op.  The per-primitive facts the rewrites read (`simplify` class, `commutative`, `identity`, `noop`)
 are declared with each primitive (xforms/core/facts.py).
 """
 import threading
@@ -24,8 +24,8 @@ from ..core.trace import check_jaxpr, impl_rules
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ..core.registry import lookup
 from . import identity_basis
+from .dce import dce, dce_rules, has_effect, live_inputs, live_rules  # noqa: F401  (as before)
 
-dce_rules = {}
 forward_rules = {}
 
 
@@ -380,32 +380,6 @@ def _merge_broadcasts(eqn, producers):
     dims = tuple(outer_dims[d] for d in inner_dims)
     return eqn.replace(invars=[prev.invars[0]],
                        params=dict(eqn.params, broadcast_dimensions=dims))
-
-
-def has_effect(eqn):
-    """Does `eqn` act beyond its results (`eqn.effects`: a callback that prints or does
-    I/O), itself or in a sub-program (a loop body)?  DCE keeps such an equation, CSE never
-    merges two."""
-    return bool(eqn.effects)
-
-
-def dce(jaxpr):
-    """Drop equations whose outputs are never used (unless they have effects)."""
-    pass_counts.local.dce += 1
-    live = {a for a in jaxpr.outvars if not isinstance(a, Literal)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        used = [v in live for v in eqn.outvars]
-        if not any(used) and not has_effect(eqn):
-            continue
-        rule = dce_rules.get(eqn.prim)
-        if rule is not None:
-            eqn = rule(eqn, used)
-        kept.append(eqn)
-        live.update(a for a in eqn.invars if not isinstance(a, Literal))
-    kept.reverse()
-    constvars = jaxpr.constvars
-    return Jaxpr(constvars, jaxpr.invars, kept, jaxpr.outvars)
 
 
 # a constant equation's result is kept as a constant up to this many elements (a causal

@@ -13,7 +13,7 @@ from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.ir import Var
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules, tangent_aval
 from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ...transforms.simplify import dce_rules
+from ...transforms.simplify import dce_rules, live_rules
 from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ...transforms.vmap import bdim_to_front, vmap_eval, vmap_rules
 from ...core.facts import CONTROL, declare
@@ -21,7 +21,7 @@ from ...core.engine_prims import convert_element_type
 from ...core.registry import primitive
 from ..structural import zeros
 from .control_flow import (batch_jaxpr, batch_size, call, depends_on, hoist_consts, join_consts,
-                           new_eqn, prune, to_front, trace, used_inputs)
+                           live_inputs, new_eqn, prune, to_front, trace)
 
 cond_p = primitive("cond", multiple_results=True)
 declare(cond_p, CONTROL)
@@ -192,10 +192,18 @@ def _cond_vmap(args, dims, *, branches):
 
 
 # ---- dead-code elimination -------------------------------------------------------------------
+def _cond_keep(eqn, used_outs):
+    """-> the operands (after the index) some branch reads for the used outputs."""
+    reads = [live_inputs(b.jaxpr, used_outs) for b in eqn.params["branches"]]
+    return [any(u) for u in zip(*reads)]
+
+
 def _cond_dce(eqn, used_outs):
-    branches = [prune(b, used_outs) for b in eqn.params["branches"]]
-    used_in = [any(u) for u in zip(*(used_inputs(b) for b in branches))]
-    branches = tuple(prune(b, [True] * len(b.jaxpr.outvars), used_in) for b in branches)
+    used_in = _cond_keep(eqn, used_outs)
+    old = eqn.params["branches"]
+    branches = tuple(prune(b, used_outs, used_in) for b in old)
+    if all(b is o for b, o in zip(branches, old)):
+        return eqn                      # (nothing dropped)
     ops = [a for a, u in zip(eqn.invars[1:], used_in) if u]
     outs = [v for v, u in zip(eqn.outvars, used_outs) if u]
     return eqn.replace(invars=[eqn.invars[0]] + ops, outvars=outs,
@@ -209,4 +217,5 @@ partial_eval_rules[cond_p] = _cond_partial_eval
 transpose_rules[cond_p] = _cond_transpose
 vmap_rules[cond_p] = _cond_vmap
 dce_rules[cond_p] = _cond_dce
+live_rules[cond_p] = lambda eqn, used_outs: [True] + _cond_keep(eqn, used_outs)
 

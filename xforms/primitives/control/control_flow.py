@@ -82,7 +82,7 @@ from ...core.ir import (ClosedJaxpr, Eqn, Jaxpr, Literal, Var, split)  # noqa: F
 from ...transforms.partial_eval import partial_eval_jaxpr
 from ...transforms.tracing import trace_cached
 from .eager_bodies import compile_body, fixed_inputs
-from ...transforms.simplify import dce, has_effect
+from ...transforms.dce import has_effect, live_inputs, prune  # noqa: F401  (the rules' import)
 
 
 # ---- tracing Python functions into const-free sub-jaxprs --------------------------------------
@@ -150,29 +150,6 @@ def insert_invars(closed, position, avals):
     return ClosedJaxpr(Jaxpr(j.constvars, invars, j.eqns, j.outvars), closed.consts)
 
 
-def used_vars(jaxpr):
-    used = set()
-    for e in jaxpr.eqns:
-        used.update(a for a in e.invars if isinstance(a, Var))
-    used.update(a for a in jaxpr.outvars if isinstance(a, Var))
-    return used
-
-
-def prune(closed, keep_out, keep_in=None):
-    """Keep the outputs flagged in keep_out (DCE the rest); with keep_in, also drop the inputs
-    not flagged (they must be unused once the dropped outputs are gone)."""
-    j = closed.jaxpr
-    outs = [v for v, k in zip(j.outvars, keep_out, strict=True) if k]
-    jj = dce(Jaxpr(j.constvars, j.invars, j.eqns, outs))
-    invars = j.invars
-    if keep_in is not None:
-        used = used_vars(jj)
-        for v, k in zip(j.invars, keep_in, strict=True):
-            assert k or v not in used, "prune: dropped input is still used"
-        invars = [v for v, k in zip(j.invars, keep_in) if k]
-    return ClosedJaxpr(Jaxpr(jj.constvars, invars, jj.eqns, jj.outvars), closed.consts)
-
-
 def drop_effects(closed):
     """`closed` without its result-less effects (debug prints and callbacks), also in its
     sub-programs: for a transpose rule that recomputes primal values the forward loop
@@ -193,9 +170,27 @@ def drop_effects(closed):
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars, eqns, j.outvars), closed.consts)
 
 
-def used_inputs(closed):
-    used = used_vars(closed.jaxpr)
-    return [v in used for v in closed.jaxpr.invars]
+def kept(seq, flags):
+    """The items of `seq` flagged True: kept(["a", "b", "c"], [True, False, True]) -> a, c."""
+    return [x for x, f in zip(seq, flags, strict=True) if f]
+
+
+def needed_carries(body, n_lead, used_carry, extra_reads=None, used_ys=()):
+    """The carries a loop keeps (flags): the used ones, those a while's cond reads
+    (`extra_reads`) and, to a fixpoint, those the kept ones read.  `body` takes `n_lead`
+    other inputs (a for_loop's index, consts) before the carries and returns the carries
+    and then the stacked outputs flagged in `used_ys` (a scan's).
+
+        >>> needed_carries(body_of(lambda a, b: (a + b, b)), 0, [True, False])   # [True, True]
+    """
+    need = [bool(a or b) for a, b in zip(used_carry, extra_reads or used_carry, strict=True)]
+    used_ys = list(used_ys)
+    while True:
+        reads = live_inputs(body.jaxpr, need + used_ys)[n_lead:n_lead + len(need)]
+        new = [a or b for a, b in zip(need, reads)]
+        if new == need:
+            return need
+        need = new
 
 
 def depends_on(closed, flags):

@@ -16,15 +16,16 @@ from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.ir import Literal, Var
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ...transforms.simplify import dce_rules
+from ...transforms.simplify import dce_rules, live_rules
 from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ...transforms.vmap import vmap_rules
 from ...core.facts import CONTROL, OP, declare
 from ...core.engine_prims import broadcast_in_dim, convert_element_type, full, zeros
 from ...core.registry import exempt, primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
-                           drop_effects, hoist_consts, insert_invars, new_eqn, permute_invars,
-                           prune, select_lanes, split, to_front, trace, used_inputs, trip_function)
+                           drop_effects, hoist_consts, insert_invars, kept, live_inputs,
+                           needed_carries, new_eqn, permute_invars, prune, select_lanes, split,
+                           to_front, trace, trip_function)
 
 # Memory of the checkpointed reverse sweep (see control_flow.py): at most CHECKPOINT_SLOTS
 # stored carries and SEGMENT_STEPS stored per-step residual sets, fewer when a buffer would
@@ -264,31 +265,25 @@ def _while_vmap(args, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconst
     return outs, [0 if b else None for b in x_b]
 
 
-def _loop_needed(body, n_lead, used_outs, extra_reads=None):
-    """Carries a loop must keep: the used ones and everything they (and the cond) read."""
-    need = [a or b for a, b in zip(used_outs, extra_reads or used_outs)]
-    while True:
-        reads = used_inputs(prune(body, need))[n_lead:]
-        new = [a or b for a, b in zip(need, reads)]
-        if new == need:
-            return need
-        need = new
+def _while_keep(eqn, used_outs):
+    """-> which operands (cond consts, body consts, carries) a while keeps for its used
+    outputs: the used carries, and what they and the cond read."""
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cond_reads = live_inputs(p["cond_jaxpr"].jaxpr, [True])
+    need = needed_carries(p["body_jaxpr"], nbc, used_outs, cond_reads[ncc:])
+    return list(cond_reads[:ncc]) + list(live_inputs(p["body_jaxpr"].jaxpr, need)[:nbc]) + need
 
 
 def _while_dce(eqn, used_outs):
     p = eqn.params
-    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    cc, bc, carry = split(eqn.invars, ncc, nbc)
-    need = _loop_needed(p["body_jaxpr"], nbc, list(used_outs), used_inputs(p["cond_jaxpr"])[ncc:])
-    body = prune(p["body_jaxpr"], need)
-    bc_used = used_inputs(body)[:nbc]
-    body = prune(body, [True] * sum(need), bc_used + need)
-    cond = prune(p["cond_jaxpr"], [True])
-    cc_used = used_inputs(cond)[:ncc]
-    cond = prune(cond, [True], cc_used + need)
-    keep = lambda xs, flags: [x for x, f in zip(xs, flags) if f]
-    return eqn.replace(invars=keep(cc, cc_used) + keep(bc, bc_used) + keep(carry, need),
-                       outvars=keep(eqn.outvars, need),
+    flags = _while_keep(eqn, used_outs)
+    cc_used, bc_used, need = split(flags, p["cond_nconsts"], p["body_nconsts"])
+    body = prune(p["body_jaxpr"], need, bc_used + need)
+    cond = prune(p["cond_jaxpr"], [True], cc_used + need)
+    if body is p["body_jaxpr"] and cond is p["cond_jaxpr"]:
+        return eqn                      # (nothing dropped)
+    return eqn.replace(invars=kept(eqn.invars, flags), outvars=kept(eqn.outvars, need),
                        params=dict(p, cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=sum(cc_used),
                                    body_nconsts=sum(bc_used)))
 
@@ -299,6 +294,7 @@ jvp_rules[while_p] = _while_jvp
 partial_eval_rules[while_p] = _while_partial_eval
 vmap_rules[while_p] = _while_vmap
 dce_rules[while_p] = _while_dce
+live_rules[while_p] = _while_keep
 exempt(while_p, "transpose", "never linear: partial evaluation turns the tangent part of a "
        "while into a for_loop over the recorded trip count, which is transposed")
 
@@ -416,17 +412,21 @@ def _for_vmap(args, dims, *, body_jaxpr, num_consts, reverse):
     return outs, [0] * len(outs)
 
 
+def _for_keep(eqn, used_outs):
+    """-> which operands (n, consts, carries) a for_loop keeps for its used outputs."""
+    body, nc = eqn.params["body_jaxpr"], eqn.params["num_consts"]
+    need = needed_carries(body, 1 + nc, used_outs)
+    return [True] + list(live_inputs(body.jaxpr, need)[1:1 + nc]) + need
+
+
 def _for_dce(eqn, used_outs):
     p = eqn.params
-    nc = p["num_consts"]
-    (n,), consts, carry = split(eqn.invars, 1, nc)
-    need = _loop_needed(p["body_jaxpr"], 1 + nc, list(used_outs))
-    body = prune(p["body_jaxpr"], need)
-    c_used = used_inputs(body)[1:1 + nc]
-    body = prune(body, [True] * sum(need), [True] + c_used + need)
-    keep = lambda xs, flags: [x for x, f in zip(xs, flags) if f]
-    return eqn.replace(invars=[n] + keep(consts, c_used) + keep(carry, need),
-                       outvars=keep(eqn.outvars, need),
+    flags = _for_keep(eqn, used_outs)
+    _, c_used, need = split(flags, 1, p["num_consts"])
+    body = prune(p["body_jaxpr"], need, flags)
+    if body is p["body_jaxpr"]:
+        return eqn                      # (nothing dropped)
+    return eqn.replace(invars=kept(eqn.invars, flags), outvars=kept(eqn.outvars, need),
                        params=dict(p, body_jaxpr=body, num_consts=sum(c_used)))
 
 
@@ -594,4 +594,5 @@ partial_eval_rules[for_loop_p] = _for_partial_eval
 transpose_rules[for_loop_p] = _for_transpose
 vmap_rules[for_loop_p] = _for_vmap
 dce_rules[for_loop_p] = _for_dce
+live_rules[for_loop_p] = _for_keep
 

@@ -17,15 +17,15 @@ from ...core.trace import abstract_eval_rules, impl_rules
 from ...core.ir import ClosedJaxpr, Jaxpr, Var
 from ...transforms.jvp import Zero, instantiate, jvp_jaxpr, jvp_rules
 from ...transforms.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from ...transforms.simplify import dce_rules
+from ...transforms.simplify import dce_rules, live_rules
 from ...transforms.transpose import is_undefined, transpose_jaxpr, transpose_rules
 from ...transforms.vmap import moveaxis, vmap_rules
 from ...core.facts import CONTROL, declare
 from ...core.engine_prims import zeros
 from ...core.registry import primitive
 from .control_flow import (batch_jaxpr, batch_size, broadcast_batch, call, depends_on,
-                           hoist_consts, inline, new_eqn, permute_invars, prune, split, trace,
-                           used_inputs, trip_function)
+                           hoist_consts, inline, kept, live_inputs, needed_carries, new_eqn,
+                           permute_invars, prune, split, trace, trip_function)
 
 scan_p = primitive("scan", multiple_results=True)
 declare(scan_p, CONTROL, carries=lambda p, param, n: range(
@@ -284,25 +284,26 @@ def _scan_vmap(args, dims, *, jaxpr, length, reverse, num_consts, num_carry):
 
 
 # ---- dead-code elimination -------------------------------------------------------------------
+def _scan_keep(eqn, used_outs):
+    """-> which operands (consts, carries, xs) a scan keeps for its used outputs."""
+    p = eqn.params
+    nc, nx = p["num_consts"], p["num_carry"]
+    used_y = list(used_outs[nx:])
+    need = needed_carries(p["jaxpr"], nc, used_outs[:nx], used_ys=used_y)
+    u = live_inputs(p["jaxpr"].jaxpr, need + used_y)
+    return list(u[:nc]) + need + list(u[nc + nx:])
+
+
 def _scan_dce(eqn, used_outs):
     p = eqn.params
-    jaxpr, nc, nx = p["jaxpr"], p["num_consts"], p["num_carry"]
-    consts, carry, xs = split(eqn.invars, nc, nx)
-    used_c, used_y = list(used_outs[:nx]), list(used_outs[nx:])
-    need = used_c
-    while True:
-        reads = used_inputs(prune(jaxpr, need + used_y))[nc:nc + nx]
-        new = [a or b for a, b in zip(need, reads)]
-        if new == need:
-            break
-        need = new
-    body = prune(jaxpr, need + used_y)
-    u = used_inputs(body)
-    c_used, s_used = u[:nc], u[nc + nx:]
-    body = prune(body, [True] * len(body.jaxpr.outvars), c_used + need + s_used)
-    keep = lambda seq, flags: [a for a, f in zip(seq, flags) if f]
-    return eqn.replace(invars=keep(consts, c_used) + keep(carry, need) + keep(xs, s_used),
-                       outvars=keep(eqn.outvars[:nx], need) + keep(eqn.outvars[nx:], used_y),
+    nx = p["num_carry"]
+    flags = _scan_keep(eqn, used_outs)
+    c_used, need, _ = split(flags, p["num_consts"], nx)
+    used = need + list(used_outs[nx:])
+    body = prune(p["jaxpr"], used, flags)
+    if body is p["jaxpr"]:
+        return eqn                      # (nothing dropped)
+    return eqn.replace(invars=kept(eqn.invars, flags), outvars=kept(eqn.outvars, used),
                        params=dict(p, jaxpr=body, num_consts=sum(c_used), num_carry=sum(need)))
 
 
@@ -313,3 +314,4 @@ partial_eval_rules[scan_p] = _scan_partial_eval
 transpose_rules[scan_p] = _scan_transpose
 vmap_rules[scan_p] = _scan_vmap
 dce_rules[scan_p] = _scan_dce
+live_rules[scan_p] = _scan_keep
