@@ -20,8 +20,11 @@ def _fresh(f, *args):
 
 
 def _check(exe, f, *args, rtol=1e-12):
+    """exe's values against f's eager ones (not a CPU compile of each program: cold Numba
+    compiles were most of this file's time; the CPU backend runs the same programs in
+    test_matrix.py and tests/test_jit.py)."""
     out = [np.asarray(o) for o in exe(*tree_leaves(args))]
-    ref = tree_leaves(xf.jit(f, backend="cpu")(*args))
+    ref = tree_leaves(f(*args))
     for o, r in zip(out, ref):
         np.testing.assert_allclose(o, np.asarray(r), rtol=rtol, atol=1e-14)
 
