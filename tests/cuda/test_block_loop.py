@@ -20,9 +20,9 @@ def _fresh(f, *args):
 
 
 def _check(exe, f, *args, rtol=1e-12):
-    """exe's values against f's eager ones (not a CPU compile of each program: cold Numba
-    compiles were most of this file's time; the CPU backend runs the same programs in
-    test_matrix.py and tests/test_jit.py)."""
+    """exe's values against f's eager ones, as test_matrix.py checks the matrix (a CPU
+    compile of each program was most of this file's time; compiled CPU loops are tested in
+    the CPU suite, tests/test_jit.py and the loop tests)."""
     out = [np.asarray(o) for o in exe(*tree_leaves(args))]
     ref = tree_leaves(f(*args))
     for o, r in zip(out, ref):
