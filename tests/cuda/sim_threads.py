@@ -9,6 +9,11 @@ on at once.  Threads then interleave finely, which exposed a race in the simulat
 cuda.shared.array looks up the block's array and creates it when missing, unlocked, so two
 threads could each create one (a bitonic tile read np.empty's garbage as an index).  `tune()`
 makes that look-up atomic first, and shortens the interval only where it could.
+
+The block's manager also polled its threads in a busy loop for their __syncthreads(): it
+took the GIL from the threads it waited for.  `tune()` replaces that loop by a condition
+each thread signals as it blocks or ends (the same rule: when every live thread waits, all
+go on; a thread's exception aborts the block), so the manager sleeps until there is work.
 """
 import sys
 import threading
@@ -29,6 +34,9 @@ def tune():
         return                           # another simulator: keep the safe default interval
     if not getattr(shared.array, "xforms_locked", False):
         shared.array = _locked_array(shared.array, kernelapi)
+    from numba.cuda.simulator import kernel
+    if _has_polling_manager(kernel):
+        _signal_syncthreads(kernel)
     sys.setswitchinterval(SWITCH_INTERVAL)
 
 
@@ -52,3 +60,68 @@ def _locked_array(array, kernelapi):
         return res
     locked_array.xforms_locked = True
     return locked_array
+
+
+def _has_polling_manager(kernel):
+    """Whether `kernel` is the simulator whose manager `_signal_syncthreads` replaces."""
+    thread, manager = getattr(kernel, "BlockThread", None), getattr(kernel, "BlockManager", None)
+    return (manager is not None and not getattr(manager.run, "xforms_signalled", False)
+            and all(hasattr(thread, a) for a in ("syncthreads", "run", "__init__")))
+
+
+def _signal_syncthreads(kernel):
+    """BlockManager.run without polling: each BlockThread notifies its manager's condition
+    when it blocks in syncthreads() or ends, and the manager waits on it.  As numba-cuda's
+    loop: all live threads blocked -> all released; an exception -> every thread aborted and
+    the exception raised."""
+    thread = kernel.BlockThread
+
+    def syncthreads(self):
+        if self.abort:
+            raise RuntimeError("abort flag set on syncthreads call")
+        with self._manager.xforms_cond:
+            self.syncthreads_blocked = True
+            self._manager.xforms_cond.notify()
+        self.syncthreads_event.wait()
+        self.syncthreads_event.clear()
+        if self.abort:
+            raise RuntimeError("abort flag set on syncthreads clear")
+
+    plain_run = thread.run
+
+    def run(self):
+        try:
+            plain_run(self)
+        finally:
+            with self._manager.xforms_cond:
+                self.xforms_done = True
+                self._manager.xforms_cond.notify()
+
+    def manager_run(self, grid_point, *args):
+        cond = self.xforms_cond = threading.Condition()
+        threads = []
+        with cond:                  # (no thread reports before the manager waits)
+            for block_point in np.ndindex(*self._block_dim):
+                t = thread(lambda: self._f(*args), self, grid_point, block_point, self._debug)
+                t.xforms_done = False
+                t.start()
+                threads.append(t)
+            while True:
+                failed = next((t for t in threads if t.exception), None)
+                if failed is not None:
+                    for t in threads:
+                        t.abort = True
+                        t.syncthreads_blocked = False
+                        t.syncthreads_event.set()
+                    raise failed.exception[0].with_traceback(failed.exception[1])
+                live = [t for t in threads if not t.xforms_done]
+                if not live:
+                    return
+                if all(t.syncthreads_blocked for t in live):
+                    for t in live:
+                        t.syncthreads_blocked = False
+                        t.syncthreads_event.set()
+                cond.wait()
+    manager_run.xforms_signalled = True
+    thread.syncthreads, thread.run = syncthreads, run
+    kernel.BlockManager.run = manager_run

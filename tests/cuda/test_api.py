@@ -3,6 +3,7 @@ device_get, default_backend, as_text, lowering choices (one kernel for lane-loca
 host loops otherwise, kernel counts) and errors naming the primitive, dtype and target."""
 import numpy as np
 import pytest
+from numba import cuda
 
 import xforms as xf
 import xforms.numpy as xnp
@@ -302,3 +303,59 @@ def test_products_keep_the_tile_kernel_on_the_simulator(monkeypatch):
     assert sum(k.what.startswith("dot_general:") for k in exe.program.kernels) == 2
     assert not vendor._bound
     np.testing.assert_allclose(np.asarray(exe(a, b)[0]), a.T @ (a @ b), rtol=1e-13)
+
+
+# ---- the simulator as sim_threads.tune() leaves it -------------------------------------------
+@pytest.mark.skipif(not rt.simulating(), reason="the simulator's block manager")
+def test_the_simulators_block_waits_for_syncthreads_without_polling():
+    """sim_threads replaces the manager's polling loop (which held the GIL the threads
+    needed) by a condition: barriers still order a block's threads (a shared-memory tree
+    sum, syncthreads_count/and/or), threads that end early do not block the others, and
+    an exception in one thread aborts the block instead of hanging it.  (The kernels name
+    the module's `cuda`: the simulator swaps that global for its own.)"""
+    from numba.cuda.simulator import kernel
+    assert getattr(kernel.BlockManager.run, "xforms_signalled", False)
+
+    @cuda.jit
+    def tree_sum(x, out):
+        s = cuda.shared.array(8, np.float64)
+        i = cuda.threadIdx.x
+        s[i] = x[cuda.blockIdx.x * 8 + i]
+        cuda.syncthreads()
+        step = 4
+        while step > 0:
+            if i < step:
+                s[i] += s[i + step]
+            cuda.syncthreads()
+            step //= 2
+        n = cuda.syncthreads_count(x[cuda.blockIdx.x * 8 + i] > 3.0)
+        both = cuda.syncthreads_and(i < 8) + 2 * cuda.syncthreads_or(i == 7)
+        if i == 0:
+            out[cuda.blockIdx.x, 0], out[cuda.blockIdx.x, 1] = s[0], n
+            out[cuda.blockIdx.x, 2] = both
+
+    @cuda.jit
+    def early_exit(out):
+        i = cuda.threadIdx.x
+        if i % 2:
+            return                  # (threads that have ended are not waited for)
+        cuda.syncthreads()
+        out[i] = i
+
+    @cuda.jit
+    def raises(out):
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 3:
+            raise ValueError("thread three")
+        cuda.syncthreads()
+        out[cuda.threadIdx.x] = 1.0
+
+    x = np.arange(16.0)
+    out = np.zeros((2, 3))
+    tree_sum[2, 8](x, out)
+    np.testing.assert_array_equal(out, [[28.0, 4.0, 3.0], [92.0, 8.0, 3.0]])
+    evens = np.full(8, -1.0)
+    early_exit[1, 8](evens)
+    np.testing.assert_array_equal(evens, [0, -1, 2, -1, 4, -1, 6, -1])
+    with pytest.raises(ValueError, match="thread three"):
+        raises[1, 8](np.zeros(8))

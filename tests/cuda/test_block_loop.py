@@ -20,8 +20,11 @@ def _fresh(f, *args):
 
 
 def _check(exe, f, *args, rtol=1e-12):
+    """exe's values against f's eager ones, as test_matrix.py checks the matrix (a CPU
+    compile of each program was most of this file's time; compiled CPU loops are tested in
+    the CPU suite, tests/test_jit.py and the loop tests)."""
     out = [np.asarray(o) for o in exe(*tree_leaves(args))]
-    ref = tree_leaves(xf.jit(f, backend="cpu")(*args))
+    ref = tree_leaves(f(*args))
     for o, r in zip(out, ref):
         np.testing.assert_allclose(o, np.asarray(r), rtol=rtol, atol=1e-14)
 
