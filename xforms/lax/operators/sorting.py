@@ -6,6 +6,7 @@ CPUs) on the `sort` primitive (xforms/primitives/sorting.py).
 import numpy as np
 
 from ...core import trace as core
+from ...core.avals import static_index
 from ...core.trace import get_aval as aval_of
 from ...primitives import elementwise as ew
 from ...primitives import sorting as sp
@@ -49,7 +50,7 @@ def top_k(operand, k):
         raise ValueError("axis -1 is out of bounds for array of dimension 0 (top_k needs an "
                          "operand of rank 1 or more)")
     n = aval.shape[-1]
-    k = int(k)
+    k = static_index(k, "top_k's k")
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} must be in [0, {n}] for {aval.str_short()}")
     last = aval.ndim - 1

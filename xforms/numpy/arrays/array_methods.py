@@ -11,9 +11,11 @@ from ...core.eager.quiet import silently
 from ...core.trace import Array, Tracer
 from ..creation import constructors as creation
 from ..elementwise import ufuncs
+from .. import sorting
 from ..indexing import searching, subscripts as indexing
+from ..linalg import products as linalg_products
 from ..manipulation import joining
-from ..reductions import aggregates as reductions
+from ..reductions import aggregates as reductions, statistics
 from .numpy_ufuncs import wrap
 from ...primitives.reductions import ordered
 
@@ -118,7 +120,6 @@ for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (a
     setattr(Array, _name, _plain_method(_name, 2))
 for _name in ("max", "min", "any", "all"):                                   # (axis, out)
     setattr(Array, _name, _plain_method(_name, 1))
-Array.dot = _plain_method("dot", 1)                                          # (..., out)
 
 
 def _checked(method, check):
@@ -142,7 +143,25 @@ Array.argmax, Array.argmin, Array.clip = (
     _checked(_plain_method("argmin", 1), lambda self, *a, **k: ordered("argmin", self)),
     _checked(_plain_method("clip", 2), _clip_check))                  # (min, max, out)
 Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
-Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
+# JAX's index dtype (int32), where NumPy's methods give intp; ptp, which NumPy 2's ndarray lacks
+Array.searchsorted = sorting.searchsorted
+Array.argpartition = sorting.argpartition
+Array.ptp = statistics.ptp
+_plain_dot = _plain_method("dot", 1)
+
+
+def _array_dot(self, b, *args, **kwargs):
+    """NumPy's dot for two arrays of one dtype; else xnp.dot, for JAX's result type (NumPy's
+    float32 array dot 2.0 is float64, JAX's float32: a Python scalar is weak).
+
+        >>> xnp.ones(2, "float32").dot(2.0).dtype      # float32
+    """
+    if isinstance(b, np.ndarray) and b.dtype == self.dtype or args or kwargs:
+        return _plain_dot(self, b, *args, **kwargs)
+    return linalg_products.dot(self, b)
+
+
+Array.dot = _array_dot
 Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)
 
 

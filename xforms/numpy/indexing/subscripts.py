@@ -59,11 +59,17 @@ def _expand(idx, ndim):
         if isinstance(i, np.ndarray) and i.dtype == np.bool_:
             out.extend(np.nonzero(i))
             continue
+        # (JAX's TypeError for a float or complex indexer, scalar or array; a Python float
+        # reached the gather's bookkeeping and failed there with an IndexError)
         if isinstance(i, (np.ndarray, np.generic)) and i.dtype.kind not in "iub" :
-            raise IndexError(f"arrays used as indices must be of integer or boolean type, "
-                             f"got {i.dtype}")
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                            f"type {i.dtype}")
+        if isinstance(i, (float, complex)):
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                            f"type {type(i).__name__}: {i!r}")
         if isinstance(i, Tracer) and i.dtype.kind not in "iu":
-            raise IndexError(f"traced arrays used as indices must be integers, got {i.aval}")
+            raise TypeError(f"Indexer must have integer or boolean type, got traced indexer "
+                            f"{i.aval.str_short()}")
         out.append(i)
     n_ell = sum(1 for i in out if i is Ellipsis)
     if n_ell > 1:
