@@ -143,3 +143,53 @@ def test_broadcast_to_float_shape_is_jax_type_error(shape):
     # accepted (2.0, 4) and raised ValueError ("truth value ... ambiguous") for the 2-d array
     with pytest.raises(TypeError, match="broadcast_to's shape"):
         xnp.broadcast_to(X, shape)
+
+
+def test_eager_axis_of_a_0d_array_is_refused_as_jax():
+    # jax: ValueError "axis 0 is out of bounds for array of dimension 0" (sum, cumsum, all),
+    # IndexError "tuple index out of range" (argmax); NumPy's methods, which eager Arrays
+    # ran, take axis 0 and -1 of a 0-d array
+    x = xnp.asarray(np.float32(2))
+    for f in (lambda: x.sum(axis=0), lambda: x.all(axis=-1), lambda: x.cumsum(axis=0),
+              lambda: xnp.cumsum(x, axis=0)):
+        with pytest.raises(ValueError, match="out of bounds"):
+            f()
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.argmax(axis=-1)
+    assert float(x.sum()) == 2.0 and x.cumsum().shape == (1,)
+
+
+def test_partition_refuses_bool_complex_and_float_kth_as_jax():
+    # jax: TypeError "neg does not accept dtype bool", NotImplementedError "jnp.partition for
+    # complex dtype is not implemented.", TypeError "'float' object cannot be interpreted as
+    # an integer"; xforms accepted all three
+    with pytest.raises(TypeError):
+        xnp.argpartition(np.array([True, False]), 1)
+    with pytest.raises(NotImplementedError):
+        xnp.partition(np.array([1j, 2.0]), 1)
+    with pytest.raises(TypeError, match="kth"):
+        xnp.argpartition(X, 1.0)
+
+
+def test_an_array_where_one_integer_belongs_is_type_and_value_error():
+    # jax: ValueError "The truth value of an array with more than one element is ambiguous"
+    # (lax.top_k, lax.broadcast_to_rank) or TypeError "only integer scalar arrays can be
+    # converted to a scalar index" (argmax's axis); xforms raised TypeError only (or
+    # ConcretizationError under jit): ArrayAsIntegerError is both
+    k = np.array([1, 2])
+    for exc in (ValueError, TypeError):
+        raises_as_jax(lambda x: lax.top_k(x, k), [X], exc, "top_k's k")
+        raises_as_jax(lambda m: m.argmax(axis=k), [xnp.asarray(M)], exc, "axis")
+    # a traced array of k's too (jax.jit: ValueError, "Non-hashable static arguments ...")
+    with pytest.raises(ValueError, match="top_k's k"):
+        xf.jit(lambda k: lax.top_k(X, k))(k)
+
+
+def test_a_numpy_array_of_axes_is_a_sequence_of_axes_as_jax():
+    # jax: jnp.sum(ones((2, 2)), axis=np.array([0, 1])) -> 4.0, x.var(axis=...) -> 0.0,
+    # x.all(axis=...) -> True; NumPy's methods (eager Arrays) and xforms' jit refused it
+    m = xnp.asarray(np.ones((2, 2)))
+    axes = np.array([0, 1])
+    assert float(xnp.sum(m, axis=axes)) == 4.0
+    assert float(m.var(axis=axes)) == 0.0 and bool(m.all(axis=axes))
+    assert float(xf.jit(lambda m: m.sum(axis=axes))(m)) == 4.0

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from ..errors import ConcretizationError, XformsError
+from ..errors import ArrayAsIntegerError, ConcretizationError, XformsError
 
 bool_ = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
@@ -234,8 +234,9 @@ def is_device_array(x):
 def static_index(value, what):
     """`value` as a Python int where a static integer belongs (a size, an axis, a dimension, a
     count): read with operator.index, as JAX reads them, so a float (inf and NaN too), a NumPy
-    bool, an array of more than one element or a traced float is a TypeError naming `what`
-    (JAX's class; `int()` raised OverflowError or ValueError for inf and NaN and accepted 2.5).
+    bool or a traced float is a TypeError naming `what` (JAX's class; `int()` raised
+    OverflowError or ValueError for inf and NaN and accepted 2.5); an array of more than one
+    element an ArrayAsIntegerError (a TypeError and a ValueError: JAX's class there is either).
     A traced integer with no known value keeps its ConcretizationError (a TypeError as well).
 
         >>> static_index(np.int32(2), "axis")
@@ -246,14 +247,16 @@ def static_index(value, what):
     """
     if type(value) is int:
         return value
+    shape = getattr(value, "shape", None)
+    if shape:       # (traced too; JAX's class here is TypeError or ValueError, as it reads it)
+        raise ArrayAsIntegerError(f"{what}: expected an integer, got an array of shape "
+                                  f"{tuple(shape)} and dtype {value.dtype}")
     try:
         return operator.index(value)
     except ConcretizationError:
         raise
     except TypeError:
-        shape = getattr(value, "shape", None)
-        got = (f"an array of shape {tuple(shape)} and dtype {value.dtype}" if shape else
-               f"{value!r} (a {getattr(value, 'dtype', type(value).__name__)})")
+        got = f"{value!r} (a {getattr(value, 'dtype', type(value).__name__)})"
         raise TypeError(f"{what}: expected an integer, got {got}") from None
 
 

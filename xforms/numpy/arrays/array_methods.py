@@ -16,6 +16,7 @@ from ..indexing import searching, subscripts as indexing
 from ..linalg import products as linalg_products
 from ..manipulation import joining
 from ..reductions import aggregates as reductions, statistics
+from .methods import ARRAY_METHODS
 from .numpy_ufuncs import wrap
 from ...primitives.reductions import ordered
 
@@ -93,6 +94,8 @@ def _uint64_arrays(idx):
     return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
+_AXIS_FIRST = frozenset(("sum", "prod", "mean", "std", "var", "cumsum", "cumprod", "max", "min",
+                         "any", "all", "argmax", "argmin"))
 _COUNTING = ("mean", "std", "var")     # (NumPy's own RuntimeWarnings: a count of 0 or <= ddof)
 
 
@@ -102,10 +105,16 @@ def _plain_method(name, out_at):
     reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
     method = getattr(np.ndarray, name)
     counts = name in _COUNTING
+    by_axis = name in _AXIS_FIRST
 
     def plain(self, *args, **kwargs):
         if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
             return method(self, *args, **kwargs)
+        axis = (args[:1] or [kwargs.get("axis")])[0] if by_axis else None
+        if axis is not None and (not self.ndim or isinstance(axis, np.ndarray)):
+            # (NumPy's methods take axis 0 and -1 of a 0-d array, JAX's refuse them; JAX's
+            # take a 1-d NumPy array of axes, NumPy's refuse it)
+            return ARRAY_METHODS[name](self, *args, **kwargs)
         if counts and (self.size == 0 or len(args) > 3 or "ddof" in kwargs
                        or "correction" in kwargs):
             # (an empty mean, ddof beyond the count: NumPy warns, JAX's NaN is silent)

@@ -93,7 +93,8 @@ def canon_axis(axis, ndim):
 def canon_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, (tuple, list)) or (type(axis) is np.ndarray and axis.ndim == 1):
+        # (a 1-d NumPy array of axes is a sequence of them to JAX's reductions)
         return tuple(sorted(canon_axis(a, ndim) for a in axis))
     return (canon_axis(axis, ndim),)
 
