@@ -193,3 +193,14 @@ def test_a_numpy_array_of_axes_is_a_sequence_of_axes_as_jax():
     assert float(xnp.sum(m, axis=axes)) == 4.0
     assert float(m.var(axis=axes)) == 0.0 and bool(m.all(axis=axes))
     assert float(xf.jit(lambda m: m.sum(axis=axes))(m)) == 4.0
+
+
+def test_top_k_takes_jax_axis_keyword():
+    # jax 0.10.2: lax.top_k(operand, k, *, axis=-1); top_k(x, 1, axis=0) of [[3, 1, 2],
+    # [0, 5, 4]] -> [[3., 5., 4.]], [[0, 1, 1]] int32 (xforms: TypeError, no axis keyword)
+    x = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    for f in (lax.top_k, xf.jit(lax.top_k, static_argnums=1, static_argnames="axis")):
+        v, i = f(x, 1, axis=0)
+        np.testing.assert_array_equal(v, [[3.0, 5.0, 4.0]])
+        np.testing.assert_array_equal(i, [[0, 1, 1]])
+        assert i.dtype == np.int32
