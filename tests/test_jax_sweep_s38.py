@@ -204,3 +204,13 @@ def test_top_k_takes_jax_axis_keyword():
         np.testing.assert_array_equal(v, [[3.0, 5.0, 4.0]])
         np.testing.assert_array_equal(i, [[0, 1, 1]])
         assert i.dtype == np.int32
+
+
+def test_an_array_as_axis_name_is_type_error():
+    # jax: TypeError "unhashable type: 'numpy.ndarray'" (lax.axis_size, pswapaxes); xforms:
+    # NameError "unbound axis name"
+    for f in (lambda a: lax.axis_size(a), lambda a: lax.pswapaxes(X, a, 0)):
+        with pytest.raises(TypeError, match="hashable"):
+            f(np.asarray(np.float32(0.5)))
+    with pytest.raises(NameError, match="unbound axis name"):
+        lax.axis_size("i")
