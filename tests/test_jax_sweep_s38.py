@@ -214,3 +214,29 @@ def test_an_array_as_axis_name_is_type_error():
             f(np.asarray(np.float32(0.5)))
     with pytest.raises(NameError, match="unbound axis name"):
         lax.axis_size("i")
+
+
+def test_put_and_place_in_place_are_jax_value_error():
+    # jax: ValueError "jax.numpy.put cannot modify arrays in-place, because JAX arrays are
+    # immutable" (place too); fill_diagonal: NotImplementedError "JAX arrays are immutable,
+    # must use inplace=False"; xforms raised NotImplementedError for all three
+    with pytest.raises(ValueError, match="immutable"):
+        xnp.put(xnp.ones(3), 0, 1.0)
+    with pytest.raises(ValueError, match="immutable"):
+        xnp.place(xnp.ones(3), np.array([True, False, True]), 1.0)
+    with pytest.raises(NotImplementedError, match="immutable"):
+        xnp.fill_diagonal(xnp.ones((2, 2)), 0.0)
+
+
+@pytest.mark.parametrize("f", [
+    lambda: xnp.reshape(X, 4.0),                                  # accepted before
+    lambda: xnp.resize(X, 2.0),                                   # accepted before
+    lambda: xnp.rollaxis(M, 1, 1.0),                              # accepted before
+    lambda: xnp.ravel_multi_index((np.array([1]),), (np.inf,)),  # OverflowError before
+    lambda: xnp.permute_dims(M, (1.0, 0)),                        # AxisError before
+])
+def test_xnp_float_static_integer_is_jax_type_error(f):
+    # jax: TypeError ("Shapes must be 1D sequences of concrete values of integer type",
+    # "'float' object is not iterable", "'float' object cannot be interpreted as an integer")
+    with pytest.raises(TypeError, match="expected an integer"):
+        f()
