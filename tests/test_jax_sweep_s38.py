@@ -240,3 +240,15 @@ def test_xnp_float_static_integer_is_jax_type_error(f):
     # "'float' object is not iterable", "'float' object cannot be interpreted as an integer")
     with pytest.raises(TypeError, match="expected an integer"):
         f()
+
+
+def test_numpy_refusals_before_values_as_jax():
+    # jax: ValueError "Calling nonzero on 0d arrays is not allowed" under jit too (xforms:
+    # ConcretizationError); unstack of a 0-d array ValueError "axis 0 is out of bounds"
+    # (xforms: IndexError "tuple index out of range"); unwrap of complex ValueError
+    # "jnp.unwrap does not support complex inputs." (xforms: TypeError from rem)
+    raises_as_jax(lambda c: xnp.where(c), [np.float32(1)], ValueError, "0d arrays")
+    with pytest.raises(ValueError, match="out of bounds"):
+        xnp.unstack(np.float32(1))
+    with pytest.raises(ValueError, match="complex"):
+        xnp.unwrap(np.array([1j, 2.0]))

@@ -264,6 +264,9 @@ def _gather(x, adv, entries, mode, fill_value):
 
 
 def nonzero(x):
+    if not aval(x).ndim:      # (JAX's ValueError, before any need of the values under jit)
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "xnp.atleast_1d(scalar).nonzero() instead.")
     val = staging.known_value(x)
     if val is None:
         raise core.ConcretizationError("nonzero/where(cond) needs a concrete array: its result "

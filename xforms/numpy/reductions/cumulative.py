@@ -210,6 +210,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """Remove jumps larger than discont (default period/2) by adding multiples of period."""
     from ...primitives.operands import promote
+    if np.dtype(aval(asarray_operand(p)).dtype).kind == "c":
+        raise ValueError("unwrap: complex inputs are not supported (as jnp.unwrap)")
     p, period = promote(p, period, name="unwrap")     # JAX's dtype: int32 p is float64
     ax = canon_axis(axis, aval(p).ndim)
     d = diff(p, axis=ax)
