@@ -252,3 +252,32 @@ def test_numpy_refusals_before_values_as_jax():
         xnp.unstack(np.float32(1))
     with pytest.raises(ValueError, match="complex"):
         xnp.unwrap(np.array([1j, 2.0]))
+
+
+def test_eager_integer_method_dtypes_as_jax():
+    # jax 0.10.2 on int32 [0, -3, 2, 5]: mean 1.0 float32, var 8.5 float32, cumsum
+    # [0, -3, -1, 4] int32, clip(np.float32(0.25), 2) [0.25, 0.25, 2, 2] float32; NumPy's
+    # methods (eager Arrays) gave float64, int64 and float64
+    x = xnp.asarray(np.array([0, -3, 2, 5], np.int32))
+    assert x.mean().dtype == np.float32 and float(x.mean()) == 1.0
+    assert x.var().dtype == np.float32 and float(x.var()) == 8.5
+    assert x.cumsum().dtype == np.int32 and x.cumprod().dtype == np.int32
+    np.testing.assert_array_equal(x.cumsum(), [0, -3, -1, 4])
+    c = x.clip(np.float32(0.25), 2)
+    assert c.dtype == np.float32
+    np.testing.assert_array_equal(c, [0.25, 0.25, 2.0, 2.0])
+
+
+def test_at_update_combines_in_the_promoted_dtype_as_jax():
+    # jax 0.10.2: int32 [0, -3, 2, 5, -1, 7, 1].at[1].add(2.5) -> [0, 0, 2, ...] (-3 + 2.5 =
+    # -0.5, cast back to int32: 0); .at[::2].add(2.5) -> [2, -3, 4, 5, 1, 7, 3];
+    # [[1, 2], [3, 4]].at[np.array([0])].add(-1.5) -> [[0, 0], [3, 4]]; xforms cast the
+    # update first (-3 + 2 = -1; 1 + -1 = 0 but 2 + -1 = 1)
+    x = xnp.asarray(np.array([0, -3, 2, 5, -1, 7, 1], np.int32))
+    for f in (lambda x: x.at[1].add(2.5), xf.jit(lambda x: x.at[1].add(2.5))):
+        r = f(x)
+        assert r.dtype == np.int32
+        np.testing.assert_array_equal(r, [0, 0, 2, 5, -1, 7, 1])
+    np.testing.assert_array_equal(x.at[::2].add(2.5), [2, -3, 4, 5, 1, 7, 3])
+    y = xnp.asarray(np.array([[1, 2], [3, 4]], np.int32))
+    np.testing.assert_array_equal(y.at[np.array([0])].add(-1.5), [[0, 0], [3, 4]])

@@ -96,6 +96,7 @@ def _uint64_arrays(idx):
 
 _AXIS_FIRST = frozenset(("sum", "prod", "mean", "std", "var", "cumsum", "cumprod", "max", "min",
                          "any", "all", "argmax", "argmin"))
+_INTEGER_DTYPES = frozenset(("mean", "std", "var", "cumsum", "cumprod", "clip"))
 _COUNTING = ("mean", "std", "var")     # (NumPy's own RuntimeWarnings: a count of 0 or <= ddof)
 
 
@@ -105,13 +106,16 @@ def _plain_method(name, out_at):
     reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
     method = getattr(np.ndarray, name)
     counts = name in _COUNTING
-    by_axis = name in _AXIS_FIRST
+    by_axis, own_ints = name in _AXIS_FIRST, name in _INTEGER_DTYPES
 
     def plain(self, *args, **kwargs):
         if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
             return method(self, *args, **kwargs)
         axis = (args[:1] or [kwargs.get("axis")])[0] if by_axis else None
-        if axis is not None and (not self.ndim or isinstance(axis, np.ndarray)):
+        if (axis is not None and (not self.ndim or isinstance(axis, np.ndarray))
+                or own_ints and self.dtype.kind in "iub"):
+            # (own_ints: NumPy's mean of int32 is float64 and its cumsum int64, JAX's
+            # float32 and int32; its clip of int32 by a float32 bound float64, JAX's float32)
             # (NumPy's methods take axis 0 and -1 of a 0-d array, JAX's refuse them; JAX's
             # take a 1-d NumPy array of axes, NumPy's refuse it)
             return ARRAY_METHODS[name](self, *args, **kwargs)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...core import staging
+from ...core.avals import promote_types
 from ...core.trace import Tracer
 from ...primitives import elementwise as ew
 from ...primitives import indexing as ix
@@ -389,6 +390,14 @@ class IndexUpdateRef:
         unique = unique or (op == "mul" and self._basic())
         x = asarray_operand(self.x)
         a = aval(x)
+        if op != "set":
+            v = asarray(v)
+            wide, _ = promote_types((a.dtype, a.weak_type), (aval(v).dtype, aval(v).weak_type))
+            if wide != a.dtype:
+                # JAX combines in the promoted dtype and casts the result back: int32 -3 plus
+                # 2.5 is int32(-0.5) = 0, where casting the update first gave -3 + 2 = -1
+                out = IndexUpdateRef(convert(x, wide), self.idx)._scatter(v, op, mode, unique)
+                return convert(out, a.dtype)
         arrays = self._leading_arrays()
         if arrays is not None:
             return _scatter_rows(x, arrays, v, op, index_mode(SCATTER_MODES, mode), unique)
