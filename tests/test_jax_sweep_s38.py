@@ -281,3 +281,13 @@ def test_at_update_combines_in_the_promoted_dtype_as_jax():
     np.testing.assert_array_equal(x.at[::2].add(2.5), [2, -3, 4, 5, 1, 7, 3])
     y = xnp.asarray(np.array([[1, 2], [3, 4]], np.int32))
     np.testing.assert_array_equal(y.at[np.array([0])].add(-1.5), [[0, 0], [3, 4]])
+
+
+def test_take_signbit_spacing_refusals_are_jax_value_error():
+    # jax: ValueError "indices must have an integer type" (xforms: IndexError), "jax.numpy.
+    # signbit is not well defined for complex64", "jnp.spacing is not defined for complex
+    # inputs." (xforms: TypeError)
+    for f in (lambda: xnp.take(X, np.array([0.5])), lambda: xnp.asarray(X).take(1.5),
+              lambda: xnp.signbit(np.complex64(1)), lambda: xnp.spacing(np.complex64(1))):
+        with pytest.raises(ValueError):
+            f()
