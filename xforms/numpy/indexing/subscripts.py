@@ -293,7 +293,8 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     axis %= nd
     n = aval(a).shape[axis]
     indices = asarray_operand(indices)
-    if aval(indices).dtype.kind not in "iub":     # (JAX's ValueError)
+    if aval(indices).dtype.kind not in "iub" and aval(indices).size:
+        # (JAX's ValueError; no indices at all are taken whatever their dtype, as JAX)
         raise ValueError(f"take: indices must have an integer type, got "
                          f"{aval(indices).dtype}")
     if aval(indices).dtype == np.bool_:       # jax: True is index 1 (not a mask)
