@@ -8,7 +8,9 @@ own inf, NaN and -0.0; 0-d, 1-d, 2-d; 0, negatives, NaN and inf among the floats
 xforms eagerly and by `xforms.jit` (its fast tier; with --compiled, the compiled tier too:
 slow), and the values and dtypes are compared.  The module
 "operators" is the Python operators of eager Arrays beside jax.Arrays, with Python and NumPy
-scalars and arrays of other dtypes on either side (tools/jax_operator_cases.py).
+scalars and arrays of other dtypes on either side (tools/jax_operator_cases.py); "methods" is
+the methods and properties of Arrays beside jax.Arrays' (x.sum(axis=-1), x.astype(int8),
+x.at[1].add(2.5), x.T, with the argument mistakes users make: tools/jax_method_cases.py).
 
     python tools/jax_sweep.py                        # everything, a summary and each difference
     python tools/jax_sweep.py --names sinc,logaddexp --dtypes float32 --compiled
@@ -55,6 +57,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+import jax_method_cases  # noqa: E402  (the "methods" module's cases)
 import jax_operator_cases  # noqa: E402  (the "operators" module's cases)
 
 MODULES = {"numpy": ("xforms.numpy", "jax.numpy"), "lax": ("xforms.lax", "jax.lax"),
@@ -64,7 +67,9 @@ MODULES = {"numpy": ("xforms.numpy", "jax.numpy"), "lax": ("xforms.lax", "jax.la
            "fft": ("xforms.numpy.fft", "jax.numpy.fft"),
            "scipy_linalg": ("xforms.scipy.linalg", "jax.scipy.linalg"),
            # the Python operators of eager Arrays and jax.Arrays (jax_operator_cases.py)
-           "operators": ("xforms.numpy", "jax.numpy")}
+           "operators": ("xforms.numpy", "jax.numpy"),
+           # the methods and properties of eager Arrays and jax.Arrays (jax_method_cases.py)
+           "methods": ("xforms.numpy", "jax.numpy")}
 # each distribution of scipy.stats is a module of its own: "stats.norm", "stats.gamma", ...
 STATS = ("bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
          "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic",
@@ -209,6 +214,9 @@ ALLOWED = {
                                     "float16 (its own RuntimeWarning); xforms' 0.4536 is "
                                     "float32's 0.4542 to float16's tolerance",
     ("numpy", "histogram2d", "int64"): "histogram's int64 entry's reason (linspace's ulps)",
+    ("methods", "x.argpartition(1)"): "past the kth element a partition's order is "
+                                      "unspecified (NumPy's docs): jax's is its top_k's, "
+                                      "xforms' another; the first k + 1 agree",
     ("numpy", "histogramdd", "bool"): "XLA rounds the middle bin edge of [-0.5, 0.5] to "
                                       "3.7e-9 (a reciprocal multiply and a fused "
                                       "multiply-add), so jax bins a 0 below it; xforms' "
@@ -427,8 +435,9 @@ def public_names(mod_key, only=None, chunk=(1, 1)):
     under the same name, less SKIP's (and, given `only`, those named there); of those, in
     alphabetical order, the k-th of n contiguous slices for chunk=(k, n)."""
     k, n_chunks = chunk
-    if mod_key == "operators":        # (jax_operator_cases.py: no module holds them)
-        rows = jax_operator_cases.operator_names(only)
+    if mod_key in ("operators", "methods"):     # (no module holds them)
+        rows = (jax_operator_cases.operator_names(only) if mod_key == "operators"
+                else jax_method_cases.method_names(only))
         return rows[len(rows) * (k - 1) // n_chunks: len(rows) * k // n_chunks]
     xmod, jmod = (importlib.import_module(m) for m in MODULES[mod_key])
     names = sorted(n for n in dir(xmod) if not n.startswith("_") and hasattr(jmod, n)
@@ -555,7 +564,7 @@ def classify(j, x, loose=1):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--module", default=",".join(MODULES), type=module_list,
-                    help="numpy,lax,nn,special,linalg,fft,scipy_linalg,operators,stats "
+                    help="numpy,lax,nn,special,linalg,fft,scipy_linalg,operators,methods,stats "
                          "(or stats.norm)")
     ap.add_argument("--names", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--chunk", default=(1, 1), type=chunk_arg,

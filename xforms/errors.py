@@ -42,6 +42,17 @@ class MatrixRankError(TypeError, np.linalg.LinAlgError, XformsError):
     """
 
 
+class ArrayAsIntegerError(TypeError, ValueError, XformsError):
+    """An array of more than one element where one static integer belongs (a size, an axis,
+    top_k's k): a TypeError, as JAX's operator.index ("only integer scalar arrays can be
+    converted to a scalar index"), and a ValueError, as JAX's checks that compare the
+    argument first ("The truth value of an array with more than one element is
+    ambiguous"), so a user's `except` of either catches it.
+
+        >>> xf.lax.top_k(xnp.ones(3), np.array([1, 2]))   # ArrayAsIntegerError: top_k's k: ...
+    """
+
+
 class UnexpectedTracerError(XformsError):
     """A traced value escaped the transformation that created it."""
 

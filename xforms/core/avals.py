@@ -12,10 +12,11 @@ where i*, f*, c* are the weak (Python scalar) types: `uint8_array + 1` stays uin
 """
 import functools
 import math
+import operator
 
 import numpy as np
 
-from ..errors import XformsError
+from ..errors import ArrayAsIntegerError, ConcretizationError, XformsError
 
 bool_ = np.dtype(np.bool_)
 int8 = np.dtype(np.int8)
@@ -228,6 +229,35 @@ DEVICE_ARRAY_TYPES = set()
 def is_device_array(x):
     """Is `x` an array of a backend's device (whose data reading would copy)?"""
     return type(x) in DEVICE_ARRAY_TYPES
+
+
+def static_index(value, what):
+    """`value` as a Python int where a static integer belongs (a size, an axis, a dimension, a
+    count): read with operator.index, as JAX reads them, so a float (inf and NaN too), a NumPy
+    bool or a traced float is a TypeError naming `what` (JAX's class; `int()` raised
+    OverflowError or ValueError for inf and NaN and accepted 2.5); an array of more than one
+    element an ArrayAsIntegerError (a TypeError and a ValueError: JAX's class there is either).
+    A traced integer with no known value keeps its ConcretizationError (a TypeError as well).
+
+        >>> static_index(np.int32(2), "axis")
+        2
+        >>> static_index(2.0, "axis")
+        Traceback (most recent call last):
+        TypeError: axis: expected an integer, got 2.0 (a float)
+    """
+    if type(value) is int:
+        return value
+    shape = getattr(value, "shape", None)
+    if shape:       # (traced too; JAX's class here is TypeError or ValueError, as it reads it)
+        raise ArrayAsIntegerError(f"{what}: expected an integer, got an array of shape "
+                                  f"{tuple(shape)} and dtype {value.dtype}")
+    try:
+        return operator.index(value)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        got = f"{value!r} (a {getattr(value, 'dtype', type(value).__name__)})"
+        raise TypeError(f"{what}: expected an integer, got {got}") from None
 
 
 def check_python_int(x):

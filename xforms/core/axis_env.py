@@ -47,7 +47,13 @@ def bind_axis(name, size, comm=None, vma=False, mesh=None):
 
 
 def lookup(name):
-    """The innermost frame binding `name` (NameError naming it when unbound)."""
+    """The innermost frame binding `name` (NameError naming it when unbound; an unhashable
+    name, such as an array, is no axis name: JAX's TypeError "unhashable type")."""
+    try:
+        hash(name)
+    except TypeError as e:
+        raise TypeError(f"an axis name must be hashable, got {type(name).__name__}: {e}") \
+            from None
     for frame in reversed(_frames.stack):
         if frame.name == name:
             return frame

@@ -15,6 +15,7 @@ import builtins
 import numpy as np
 
 from . import trace as core
+from .avals import static_index
 from .registry import primitive
 
 add_p = primitive("add")
@@ -24,15 +25,16 @@ transpose_p = primitive("transpose")
 reduce_sum_p = primitive("reduce_sum")
 
 
-def ints(x):
+def ints(x, what="a static size or axis"):
     """A tuple of Python ints (hashable params; an int subclass stays: the CPU backend's
     symbolic sizes, xforms/kernels/prepare/shape_symbols.py).  One tuple object per value
-    (`interned`), so that a guided trace finds its params equal by identity."""
+    (`interned`), so that a guided trace finds its params equal by identity.  Anything but
+    an integer is JAX's TypeError naming `what` (`static_index`)."""
     t = tuple(x)
     for i in t:
         if type(i) is not int:           # (rare: NumPy ints, symbolic sizes)
             return tuple(i if type(i) is int or (isinstance(i, int) and type(i) is not bool)
-                         else int(i) for i in t)
+                         else static_index(i, what) for i in t)
     return interned(t)
 
 
@@ -88,16 +90,17 @@ def convert_element_type(x, new_dtype, weak_type=False):
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
-    return broadcast_in_dim_p.bind(x, shape=ints(shape),
-                                   broadcast_dimensions=ints(broadcast_dimensions))
+    return broadcast_in_dim_p.bind(
+        x, shape=ints(shape, "broadcast_in_dim's shape"),
+        broadcast_dimensions=ints(broadcast_dimensions, "broadcast_in_dim's broadcast_dimensions"))
 
 
 def transpose(x, permutation):
-    return transpose_p.bind(x, permutation=ints(permutation))
+    return transpose_p.bind(x, permutation=ints(permutation, "transpose's permutation"))
 
 
 def reduce_sum(x, axes):
-    return reduce_sum_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+    return reduce_sum_p.bind(x, axes=tuple(sorted(ints(axes, "reduce_sum's axes"))))
 
 
 def broadcast_to_aval(x, aval):

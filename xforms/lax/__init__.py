@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import source_info, trace as core
 from ..core.trace import Tracer
-from ..core.avals import dtype_like
+from ..core.avals import dtype_like, static_index
 from ..primitives.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atanh,
                                       cbrt, ceil, complex, convert_element_type, cos, cosh,
                                       div, eq, exp, exp2, expm1, floor, ge, gt, imag,
@@ -150,7 +150,7 @@ def _checked_integer_pow(fn):
 
 def iota(dtype, size):
     """[0, 1, ..., size - 1] of `dtype`."""
-    return _iota(dtype, (int(size),), 0)
+    return _iota(dtype, (static_index(size, "iota's size"),), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension):

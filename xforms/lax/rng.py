@@ -21,6 +21,7 @@ import numpy as np
 from .. import extend
 from ..core.avals import ShapedArray
 from ..core.eager import kernels as eager_kernels
+from ..core.engine_prims import ints
 from ..core.facts import declare
 from ..primitives import operands
 from ..primitives import elementwise as ew
@@ -211,7 +212,7 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     if dtype.kind != "u":
         raise TypeError(f"rng_bit_generator: unsupported dtype {dtype}")
     algorithm = RandomAlgorithm(algorithm)
-    shape = tuple(int(d) for d in shape)
+    shape = ints(shape, "rng_bit_generator's shape")
     count = math.prod(shape) * (2 if dtype.itemsize == 8 else 1)
     words, nb = _blocks(key, max(count, 1), algorithm)
     flat = st.slice(st.reshape(words, (words.shape[0] * words.shape[1],)), (0,), (count,))

@@ -13,6 +13,7 @@ import numpy as np
 from ..core.avals import broadcast_shapes as _bshapes
 from ..core.avals import promote_types as _promote
 from ..core.trace import Tracer
+from ..errors import AxisError
 from ..primitives import elementwise as ew
 from .linalg import products as lo
 from .manipulation import shapes as man
@@ -61,6 +62,8 @@ def unstack(x, /, *, axis=0):
         >>> [p.shape for p in unstack(xnp.zeros((0, 3)), axis=1)]      # [(0,), (0,), (0,)]
     """
     x = asarray_operand(x)
+    if not aval(x).ndim:            # (JAX's ValueError; canon_axis takes axis 0 of a scalar)
+        raise AxisError(f"unstack: axis {axis} is out of bounds for array of dimension 0")
     ax = canon_axis(axis, aval(x).ndim)
     if aval(x).shape[ax] == 0:          # (split into 0 parts divided by zero)
         return ()

@@ -12,6 +12,7 @@ import numpy as np
 from ..primitives import elementwise as ew
 from ..primitives import sorting as sp
 from ..primitives import structural as st
+from ..core.avals import static_index
 from .manipulation import shapes as man
 from .reductions import aggregates as red
 from .elementwise import ufuncs as uf
@@ -92,8 +93,18 @@ def argpartition(a, kth, axis=-1):
 
 
 def _kth(a, kth, ax):
+    """kth as JAX reads it (an integer: operator.index); JAX's refusals of bool (its negation)
+    and complex operands (not implemented)."""
+    kind = np.dtype(aval(a).dtype).kind
+    if kind == "b":
+        raise TypeError("partition/argpartition does not accept dtype bool (JAX negates the "
+                        "operand: neg does not accept dtype bool)")
+    if kind == "c":
+        raise NotImplementedError("partition/argpartition of complex values is not "
+                                  "implemented (as in JAX)")
+    kth = static_index(kth, "kth")
     n = aval(a).shape[ax]
-    if not -n <= int(kth) < n:
+    if not -n <= kth < n:
         raise ValueError(f"kth(={kth}) out of bounds ({n})")
 
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import config
 from ..core import trace as core
-from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.avals import ShapedArray, accumulation_dtype, static_index
+from ..core.engine_prims import ints
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import defjvp, Zero
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -251,16 +252,17 @@ def conv_general_dilated_raw(lhs, rhs, window_strides, padding, lhs_dilation, rh
 
         >>> conv_general_dilated_raw(x, w, (1,), ((0, 0),), (1,), (1,), ((0, 1, 2),) * 3)
     """
-    t = lambda xs: tuple(int(v) for v in xs)              # noqa: E731
+    t = lambda xs: ints(xs, "a convolution's strides, dilations and dimensions")  # noqa: E731
     precision = given_precision(
         precision, config.default_matmul_precision.value if config.trace_options else None)
     extra = {} if precision is None else {"precision": precision}
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=t(window_strides),
-        padding=tuple((int(lo), int(hi)) for lo, hi in padding),
+        padding=tuple(ints(p, "a convolution's padding") for p in padding),
         lhs_dilation=t(lhs_dilation), rhs_dilation=t(rhs_dilation),
         dimension_numbers=tuple(t(s) for s in dimension_numbers),
-        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
+        feature_group_count=static_index(feature_group_count, "feature_group_count"),
+        batch_group_count=static_index(batch_group_count, "batch_group_count"),
         **extra)
 
 

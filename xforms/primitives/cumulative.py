@@ -146,6 +146,8 @@ def _def(name, ufunc, monoid, kinds="biufc"):
 
 def _bind(p):
     def f(x, axis=0, reverse=False):
+        # int(), not static_index: jax's cumulative reductions truncate a float axis
+        # (lax.cumsum(x, 0.5) is along axis 0; inf: OverflowError), unlike its other axes
         return p.bind(x, axis=int(axis), reverse=bool(reverse))
     f.__name__ = f.__qualname__ = p.name
     return f

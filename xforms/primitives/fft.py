@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..core.avals import ShapedArray
+from ..core.engine_prims import ints
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
 from ..transforms.transpose import transpose_rules
@@ -102,7 +103,7 @@ impl_rules[fft_p] = lambda x, *, fft_type, fft_lengths: [numpy_fft(x, fft_type, 
 def fft(x, fft_type, fft_lengths):
     """Bind the primitive (`fft_lengths` a tuple of ints, `fft_type` a name in FFT_TYPES)."""
     return fft_p.bind(x, fft_type=str(fft_type),
-                      fft_lengths=tuple(int(n) for n in fft_lengths))
+                      fft_lengths=ints(fft_lengths, "fft's fft_lengths"))
 
 
 deflinear(fft_p)

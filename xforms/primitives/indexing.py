@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..core.avals import ShapedArray
+from ..core.engine_prims import ints
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, jvp_rules, Zero, instantiate
 from ..transforms.transpose import transpose_rules, is_undefined
@@ -460,7 +461,7 @@ def _dynamic_slice_impl(x, *starts, slice_sizes):
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_aval
 impl_rules[dynamic_slice_p] = _dynamic_slice_impl
 dynamic_slice = lambda x, starts, slice_sizes: dynamic_slice_p.bind(
-    x, *_operands(starts), slice_sizes=tuple(int(k) for k in slice_sizes))
+    x, *_operands(starts), slice_sizes=ints(slice_sizes, "dynamic_slice's slice_sizes"))
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):

@@ -5,7 +5,7 @@ import numpy as np
 from .. import config
 from ..core import trace as core
 from ..errors import AxisError
-from ..core.avals import ShapedArray, accumulation_dtype
+from ..core.avals import ShapedArray, accumulation_dtype, static_index
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, defjvp, defjvp_zero, jvp_rules, Zero
 from ..transforms.transpose import transpose_rules
@@ -46,7 +46,7 @@ def _def_reducer(name, np_fn, init, bool_out=False):
 
 
 def _axes(axes):
-    return interned(tuple(sorted(int(a) for a in axes)))
+    return interned(tuple(sorted(static_index(a, "a reduction's axes") for a in axes)))
 
 
 def _expand_back(y, x_aval, axes):
@@ -303,8 +303,8 @@ for _p, _fn in ((argmax_p, np.argmax), (argmin_p, np.argmin)):
 for _p in (reduce_and_p, reduce_or_p, argmax_p, argmin_p):
     exempt(_p, "jvp", "boolean/integer output: tangent is a symbolic zero")
 argmax = lambda x, axis, index_dtype=np.int64: argmax_p.bind(
-    x, axis=int(axis), index_dtype=np.dtype(index_dtype))
+    x, axis=static_index(axis, "argmax's axis"), index_dtype=np.dtype(index_dtype))
 argmin = lambda x, axis, index_dtype=np.int64: argmin_p.bind(
-    x, axis=int(axis), index_dtype=np.dtype(index_dtype))
+    x, axis=static_index(axis, "argmin's axis"), index_dtype=np.dtype(index_dtype))
 
 del jvp_rules, full, select_n

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import trace as core
 from ..errors import AxisError
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, static_index
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import jvp_rules, Zero, tangent_aval
 from ..transforms.vmap import vmap_rules, bdim_to_front
@@ -58,12 +58,14 @@ impl_rules[sort_p] = _sort_impl
 
 def sort(*operands, dimension=-1, is_stable=True, num_keys=1):
     nd = core.get_aval(operands[0]).ndim
-    dimension = int(dimension)          # (JAX's AxisError past the rank: no wrapping around)
+    # (JAX's AxisError past the rank: no wrapping around)
+    dimension = static_index(dimension, "sort's dimension")
     if not -nd <= dimension < max(nd, 1):
         raise AxisError(f"sort: dimension {dimension} is out of bounds for an array of "
                         f"dimension {nd}")
     return sort_p.bind(*operands, dimension=dimension % max(nd, 1),
-                       is_stable=bool(is_stable), num_keys=int(num_keys))
+                       is_stable=bool(is_stable),
+                       num_keys=static_index(num_keys, "sort's num_keys"))
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):

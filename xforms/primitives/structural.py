@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..core import trace as core
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, static_index
 from ..errors import AxisError
 from ..core.trace import abstract_eval_rules, impl_rules
 from ..transforms.jvp import deflinear, Zero
@@ -103,7 +103,7 @@ def _reshape_aval(x, *, new_sizes):
 
 abstract_eval_rules[reshape_p] = _reshape_aval
 impl_rules[reshape_p] = lambda x, *, new_sizes: [np.reshape(x, new_sizes)]
-reshape = lambda x, new_sizes: reshape_p.bind(x, new_sizes=_t(new_sizes))
+reshape = lambda x, new_sizes: reshape_p.bind(x, new_sizes=_t(new_sizes, "reshape's new_sizes"))
 deflinear(reshape_p)
 deflinear_transpose(reshape_p, lambda ct, aval, *, new_sizes: reshape(ct, aval.shape))
 
@@ -165,7 +165,7 @@ def squeeze(x, dimensions):
     the primitive holds them counted from 0).  >>> squeeze(np.ones((3, 1)), (-1,)).shape  # (3,)
     """
     nd = core.get_aval(x).ndim
-    dims = _t(dimensions)
+    dims = _t(dimensions, "squeeze's dimensions")
     bad = [d for d in dims if not -nd <= d < nd]
     if bad:
         raise AxisError(f"squeeze: axis {bad[0]} is out of bounds for array of dimension {nd}")
@@ -185,6 +185,7 @@ def expand_dims(x, dimensions):
         >>> expand_dims(np.zeros(3), (0, -1)).shape          # (1, 3, 1)
     """
     aval = core.get_aval(x)
+    dimensions = _t(dimensions, "expand_dims' dimensions")
     nd = aval.ndim + len(dimensions)
     bad = [d for d in dimensions if not -nd <= d < nd]
     if bad:
@@ -204,7 +205,7 @@ rev_p = primitive("rev")
 declare(rev_p, VIEW)
 abstract_eval_rules[rev_p] = lambda x, *, dimensions: [x]
 impl_rules[rev_p] = lambda x, *, dimensions: [np.flip(x, dimensions) if dimensions else x]
-rev = lambda x, dimensions: rev_p.bind(x, dimensions=_t(dimensions))
+rev = lambda x, dimensions: rev_p.bind(x, dimensions=_t(dimensions, "rev's dimensions"))
 deflinear(rev_p)
 deflinear_transpose(rev_p, lambda ct, aval, *, dimensions: rev(ct, dimensions))
 vmap_rules[rev_p] = lambda args, dims, *, dimensions: (
@@ -240,8 +241,9 @@ impl_rules[slice_p] = lambda x, *, start_indices, limit_indices, strides: [np.as
 
 
 def slice(x, start_indices, limit_indices, strides=None):
-    return slice_p.bind(x, start_indices=_t(start_indices), limit_indices=_t(limit_indices),
-                        strides=strides and _t(strides))
+    return slice_p.bind(x, start_indices=_t(start_indices, "slice's start_indices"),
+                        limit_indices=_t(limit_indices, "slice's limit_indices"),
+                        strides=strides and _t(strides, "slice's strides"))
 
 
 deflinear(slice_p)
@@ -316,7 +318,10 @@ impl_rules[pad_p] = _pad_impl
 
 
 def pad(x, padding_value, padding_config):
-    cfg = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
+    cfg = tuple(_t(c, "pad's padding_config") for c in padding_config)
+    if any(len(c) != 3 for c in cfg):
+        raise ValueError(f"pad: padding_config must hold (low, high, interior) triples, got "
+                         f"{padding_config}")
     return pad_p.bind(x, padding_value, padding_config=cfg)
 
 
@@ -386,7 +391,8 @@ def _concatenate_aval(*xs, dimension):
 
 abstract_eval_rules[concatenate_p] = _concatenate_aval
 impl_rules[concatenate_p] = lambda *xs, dimension: [np.concatenate(xs, dimension)]
-concatenate = lambda xs, dimension: concatenate_p.bind(*xs, dimension=int(dimension))
+concatenate = lambda xs, dimension: concatenate_p.bind(
+    *xs, dimension=static_index(dimension, "concatenate's dimension"))
 deflinear(concatenate_p)
 
 
@@ -432,8 +438,9 @@ def _iota_impl(*, dtype, shape, dimension):
 
 
 impl_rules[iota_p] = _iota_impl
-iota = lambda dtype, shape, dimension=0: iota_p.bind(dtype=np.dtype(dtype), shape=_t(shape),
-                                                     dimension=int(dimension))
+iota = lambda dtype, shape, dimension=0: iota_p.bind(
+    dtype=np.dtype(dtype), shape=_t(shape, "iota's shape"),
+    dimension=static_index(dimension, "iota's dimension"))
 exempt(iota_p, "jvp", "no operands")
 exempt(iota_p, "transpose", "no operands")
 exempt(iota_p, "vmap", "no operands, never batched")

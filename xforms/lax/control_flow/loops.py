@@ -5,7 +5,7 @@ import builtins
 import numpy as np
 
 from ...core import trace as core
-from ...core.avals import ShapedArray
+from ...core.avals import ShapedArray, static_index
 from ...core.source_info import describe_function
 from ...core.trace import Tracer
 from ...primitives.control import control_flow as cf
@@ -114,7 +114,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         raise ValueError(f"scan: xs leaves must be arrays with a leading axis to scan over, got "
                          f"{[a.str_short() for a in x_avals]}{call_site()}")
     if length is not None:
-        length = int(length)
+        length = static_index(length, "scan's length")
         if lengths - {length}:
             raise ValueError(f"scan: length={length} but xs have leading axes {sorted(lengths)}"
                              f"{call_site()}")
@@ -154,10 +154,10 @@ def map(f, xs, *, batch_size=None):
     leaves, tree = flatten(xs)
     n = core.get_aval(leaves[0]).shape[0] if leaves else 0
     if batch_size is None or n == 0:      # (an empty xs: the scan gives empty results)
-        if batch_size is not None and int(batch_size) < 1:
+        if batch_size is not None and static_index(batch_size, "map's batch_size") < 1:
             raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
-    b = int(batch_size)
+    b = static_index(batch_size, "map's batch_size")
     if b < 1:
         raise ValueError(f"map: batch_size must be a positive integer, got {batch_size}")
     full_n = n - n % b

@@ -6,7 +6,7 @@ reduce_precision (a float rounded to fewer exponent and mantissa bits), reduce_x
 
 import numpy as np
 
-from ...core.avals import canonicalize_dtype
+from ...core.avals import canonicalize_dtype, static_index
 from ...numpy.elementwise.bitwise_ops import bitwise_count as _bitwise_count
 from ...primitives.bits import shifts as bw
 from ...primitives import elementwise as ew
@@ -91,7 +91,8 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     if a.dtype not in _FORMATS:
         raise TypeError(f"reduce_precision: expected a float32 or float64 operand, got "
                         f"{a.str_short()}")
-    e, m = int(exponent_bits), int(mantissa_bits)
+    e = static_index(exponent_bits, "reduce_precision's exponent_bits")
+    m = static_index(mantissa_bits, "reduce_precision's mantissa_bits")
     own_e, own_m = _FORMATS[a.dtype]
     if e >= own_e and m >= own_m:
         return operand

@@ -6,6 +6,7 @@ broadcast_in_dim and reshape, so they differentiate and batch by those primitive
 """
 import numpy as np
 
+from ...core.engine_prims import ints
 from ...core.trace import get_aval as aval_of
 from ...primitives import structural as st
 
@@ -20,7 +21,7 @@ def broadcast(operand, sizes):
                                                         for s in sizes):
         # (jax 0.10.2 refuses NumPy bools and accepts Python's True/False, ints)
         raise TypeError(f"lax.broadcast: sizes must be integers, got {tuple(sizes)!r}")
-    sizes = tuple(int(s) for s in sizes)
+    sizes = ints(sizes, "broadcast's sizes")
     dims = tuple(range(len(sizes), len(sizes) + len(shape)))
     return st.broadcast_in_dim(operand, sizes + shape, dims)
 
@@ -52,7 +53,7 @@ def tile(operand, reps):
     >>> lax.tile(xnp.eye(2), (1, 2)).shape                   # (2, 4)
     """
     shape = aval_of(operand).shape
-    reps = tuple(int(r) for r in reps)
+    reps = ints(reps, "tile's reps")
     if len(reps) != len(shape):
         raise TypeError(f"tile: reps length must equal the rank of the operand, got "
                         f"len(reps)={len(reps)} and rank {len(shape)}")

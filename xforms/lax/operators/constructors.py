@@ -5,6 +5,7 @@
 """
 import numpy as np
 
+from ...core.engine_prims import ints
 from ...core.trace import get_aval as aval_of
 from ...primitives import structural as st
 
@@ -13,11 +14,11 @@ def full_like(x, fill_value, dtype=None, shape=None):
     """An array like x (its shape and dtype unless given) filled with fill_value."""
     a = aval_of(x)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
-    shape = a.shape if shape is None else tuple(int(s) for s in shape)
+    shape = a.shape if shape is None else ints(shape, "full_like's shape")
     return st.full(shape, fill_value, dt)
 
 
 def empty(shape, dtype):
     """An array of the shape and dtype; its values are zeros (JAX's are too)."""
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    shape = ints((shape,) if np.ndim(shape) == 0 else shape, "empty's shape")
     return st.full(shape, 0, np.dtype(dtype))

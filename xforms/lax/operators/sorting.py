@@ -6,6 +6,7 @@ CPUs) on the `sort` primitive (xforms/primitives/sorting.py).
 import numpy as np
 
 from ...core import trace as core
+from ...core.avals import static_index
 from ...core.trace import get_aval as aval_of
 from ...primitives import elementwise as ew
 from ...primitives import sorting as sp
@@ -41,15 +42,24 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return k, v
 
 
-def top_k(operand, k):
-    """The k largest entries along the last axis, largest first (NaN counts as largest;
-    equal entries by increasing index), and their int32 indices."""
+def top_k(operand, k, *, axis=-1):
+    """The k largest entries along `axis` (JAX's keyword; the last by default), largest first
+    (NaN counts as largest; equal entries by increasing index), and their int32 indices.
+
+        >>> lax.top_k(xnp.array([[3., 1.], [0., 5.]]), 1, axis=0)   # [[3., 5.]], [[0, 1]]
+    """
     aval = core.get_aval(operand)
     if aval.ndim == 0:
         raise ValueError("axis -1 is out of bounds for array of dimension 0 (top_k needs an "
                          "operand of rank 1 or more)")
+    axis = canonical_axis(axis, aval.ndim, "top_k")
+    if axis != aval.ndim - 1:       # (the last axis's sort, between two transpositions)
+        perm = list(range(aval.ndim))
+        perm[axis], perm[-1] = perm[-1], axis
+        vals, idx = top_k(st.transpose(operand, perm), k)
+        return st.transpose(vals, perm), st.transpose(idx, perm)
     n = aval.shape[-1]
-    k = int(k)
+    k = static_index(k, "top_k's k")
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} must be in [0, {n}] for {aval.str_short()}")
     last = aval.ndim - 1

@@ -22,6 +22,7 @@ import itertools
 import numpy as np
 
 from ...core import trace as core
+from ...core.engine_prims import ints
 from ...numpy.elementwise import ufuncs as uf
 from ...primitives.operands import asarray_operand, convert
 from ...primitives import elementwise as ew
@@ -82,10 +83,11 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     x = asarray_operand(leaves[0])
     aval = core.get_aval(x)
     nd = aval.ndim
-    window_dimensions = tuple(int(k) for k in window_dimensions)
-    window_strides = (1,) * nd if window_strides is None else tuple(map(int, window_strides))
-    base_dilation = (1,) * nd if base_dilation is None else tuple(map(int, base_dilation))
-    window_dilation = (1,) * nd if window_dilation is None else tuple(map(int, window_dilation))
+    window_dimensions = ints(window_dimensions, "reduce_window's window_dimensions")
+    window_strides, base_dilation, window_dilation = (
+        (1,) * nd if v is None else ints(v, f"reduce_window's {what}")
+        for v, what in ((window_strides, "window_strides"), (base_dilation, "base_dilation"),
+                        (window_dilation, "window_dilation")))
     if not (len(window_dimensions) == len(window_strides) == len(base_dilation)
             == len(window_dilation) == nd):
         raise ValueError(f"reduce_window: window_dimensions {window_dimensions}, strides and "
@@ -93,7 +95,9 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if isinstance(padding, str):
         eff = [dilate_dim(k, d) for k, d in zip(window_dimensions, window_dilation)]
         padding = padtype_to_pads(aval.shape, eff, window_strides, padding)
-    padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+    padding = tuple(ints(p, "reduce_window's padding") for p in padding)
+    if any(len(p) != 2 for p in padding):
+        raise ValueError(f"reduce_window: padding needs (low, high) pairs, got {padding}")
     if len(padding) != nd:
         raise ValueError(f"reduce_window: padding needs {nd} (low, high) pairs, got {padding}")
     out = _reduce_window(x, inits[0], computation, window_dimensions, window_strides,

@@ -29,6 +29,7 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
+from ...core.engine_prims import ints
 from ...core.trace import Tracer
 from ...primitives import elementwise as ew
 from ...primitives import indexing as ix
@@ -219,7 +220,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     dn = dimension_numbers
     x, idx, xa, ia = _operands(operand, start_indices, "gather")
     mode = _mode(mode, GatherScatterMode.PROMISE_IN_BOUNDS, "gather")
-    sizes = tuple(int(k) for k in slice_sizes)
+    sizes = ints(slice_sizes, "gather's slice_sizes")
     _check("gather", len(sizes) == xa.ndim, f"slice_sizes {sizes} must have one size per "
            f"operand dim ({xa.ndim})")
     dropped = tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims)

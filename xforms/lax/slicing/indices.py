@@ -6,6 +6,8 @@ dynamic_update_index_in_dim (a traced one, clamped as dynamic_slice clamps), and
 """
 import numpy as np
 
+from ...core.avals import static_index
+from ...core.engine_prims import ints
 from ...core.trace import get_aval as aval_of
 from ...primitives import structural as st
 from ...primitives.indexing import dynamic_slice, dynamic_update_slice, index_values
@@ -20,9 +22,9 @@ def index_in_dim(operand, index, axis=0, keepdims=True):
 
     >>> lax.index_in_dim(xnp.eye(3), -1, 1, keepdims=False)  # [0., 0., 1.]
     """
-    shape = aval_of(operand).shape
+    shape, i = aval_of(operand).shape, static_index(index, "index_in_dim's index")
     axis = canonical_axis(axis, len(shape), "index_in_dim")
-    n, i = shape[axis], int(index)
+    n = shape[axis]
     if not -n <= i < n:
         raise IndexError(f"index_in_dim: index {i} is out of bounds for axis {axis} with "
                          f"size {n}")
@@ -82,7 +84,7 @@ def index_take(src, idxs, axes):
     Array([[3., 4., 5.],
            [3., 4., 5.]])
     """
-    axes = tuple(int(a) for a in axes)
+    axes = ints(axes, "index_take's axes")
     if list(axes) != sorted(axes):     # JAX's gather keeps collapsed axes in order
         raise TypeError(f"collapsed_slice_dims in gather op must be sorted; got {axes}")
     if len(idxs) != len(axes):

@@ -8,12 +8,13 @@ on xforms.numpy, so that the control flow xforms.numpy is built on imports nothi
 import math
 
 from ...core import trace as core
+from ...core.avals import static_index
 from ...primitives import structural as st
 from ...errors import AxisError
 
 
 def canonical_axis(axis, ndim, name):
-    axis = int(axis)
+    axis = static_index(axis, f"{name}'s axis")
     if not -ndim <= axis < ndim:
         raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
@@ -37,11 +38,13 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     >>> lax.slice_in_dim(xnp.arange(6.0), 1, -1, 2)          # [1., 3.]
     """
     shape = core.get_aval(operand).shape
+    start, limit, stride = (None if v is None else static_index(v, f"slice_in_dim's {what}")
+                            for v, what in ((start_index, "start_index"),
+                                            (limit_index, "limit_index"), (stride, "stride")))
     axis = canonical_axis(axis, len(shape), "slice_in_dim")
     n = shape[axis]
-    start = 0 if start_index is None else int(start_index)
-    limit = n if limit_index is None else int(limit_index)
+    start, limit = 0 if start is None else start, n if limit is None else limit
     start, limit = (start + n if start < 0 else start), (limit + n if limit < 0 else limit)
     starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
     return st.slice(operand, starts, limits, strides)

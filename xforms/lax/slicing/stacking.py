@@ -5,6 +5,7 @@ joined along a new axis) and unstack (the slices along an axis).
 """
 import numpy as np
 
+from ...core.engine_prims import ints
 from ...core.trace import get_aval as aval_of
 from ...primitives import structural as st
 from .indices import index_in_dim
@@ -16,9 +17,8 @@ def split(operand, sizes, axis=0):
 
     >>> lax.split(xnp.arange(5.0), (2, 3))                   # [0, 1], [2, 3, 4]
     """
-    shape = aval_of(operand).shape
+    shape, sizes = aval_of(operand).shape, list(ints(sizes, "split's sizes"))
     axis = canonical_axis(axis, len(shape), "split")
-    sizes = [int(s) for s in sizes]
     if sum(sizes) != shape[axis] or any(s < 0 for s in sizes):
         raise ValueError(f"split: sizes {sizes} must be non-negative and sum to the size of "
                          f"axis {axis}, {shape[axis]}")

@@ -11,9 +11,12 @@ from ...core.eager.quiet import silently
 from ...core.trace import Array, Tracer
 from ..creation import constructors as creation
 from ..elementwise import ufuncs
+from .. import sorting
 from ..indexing import searching, subscripts as indexing
+from ..linalg import products as linalg_products
 from ..manipulation import joining
-from ..reductions import aggregates as reductions
+from ..reductions import aggregates as reductions, statistics
+from .methods import ARRAY_METHODS
 from .numpy_ufuncs import wrap
 from ...primitives.reductions import ordered
 
@@ -91,6 +94,9 @@ def _uint64_arrays(idx):
     return any(isinstance(e, np.ndarray) and e.ndim and e.dtype == np.uint64 for e in entries)
 
 
+_AXIS_FIRST = frozenset(("sum", "prod", "mean", "std", "var", "cumsum", "cumprod", "max", "min",
+                         "any", "all", "argmax", "argmin"))
+_INTEGER_DTYPES = frozenset(("mean", "std", "var", "cumsum", "cumprod", "clip"))
 _COUNTING = ("mean", "std", "var")     # (NumPy's own RuntimeWarnings: a count of 0 or <= ddof)
 
 
@@ -100,10 +106,19 @@ def _plain_method(name, out_at):
     reduction); with out= (keyword, or positional `out_at`) it is ndarray's method as is."""
     method = getattr(np.ndarray, name)
     counts = name in _COUNTING
+    by_axis, own_ints = name in _AXIS_FIRST, name in _INTEGER_DTYPES
 
     def plain(self, *args, **kwargs):
         if kwargs.get("out") is not None or (len(args) > out_at and args[out_at] is not None):
             return method(self, *args, **kwargs)
+        axis = (args[:1] or [kwargs.get("axis")])[0] if by_axis else None
+        if (axis is not None and (not self.ndim or isinstance(axis, np.ndarray))
+                or own_ints and self.dtype.kind in "iub"):
+            # (own_ints: NumPy's mean of int32 is float64 and its cumsum int64, JAX's
+            # float32 and int32; its clip of int32 by a float32 bound float64, JAX's float32)
+            # (NumPy's methods take axis 0 and -1 of a 0-d array, JAX's refuse them; JAX's
+            # take a 1-d NumPy array of axes, NumPy's refuse it)
+            return ARRAY_METHODS[name](self, *args, **kwargs)
         if counts and (self.size == 0 or len(args) > 3 or "ddof" in kwargs
                        or "correction" in kwargs):
             # (an empty mean, ddof beyond the count: NumPy warns, JAX's NaN is silent)
@@ -118,7 +133,6 @@ for _name in ("sum", "prod", "mean", "std", "var", "cumsum", "cumprod"):    # (a
     setattr(Array, _name, _plain_method(_name, 2))
 for _name in ("max", "min", "any", "all"):                                   # (axis, out)
     setattr(Array, _name, _plain_method(_name, 1))
-Array.dot = _plain_method("dot", 1)                                          # (..., out)
 
 
 def _checked(method, check):
@@ -142,7 +156,25 @@ Array.argmax, Array.argmin, Array.clip = (
     _checked(_plain_method("argmin", 1), lambda self, *a, **k: ordered("argmin", self)),
     _checked(_plain_method("clip", 2), _clip_check))                  # (min, max, out)
 Array.trace = _plain_method("trace", 4)              # (offset, axis1, axis2, dtype, out)
-Array.searchsorted = _plain_method("searchsorted", 3)                   # (no out)
+# JAX's index dtype (int32), where NumPy's methods give intp; ptp, which NumPy 2's ndarray lacks
+Array.searchsorted = sorting.searchsorted
+Array.argpartition = sorting.argpartition
+Array.ptp = statistics.ptp
+_plain_dot = _plain_method("dot", 1)
+
+
+def _array_dot(self, b, *args, **kwargs):
+    """NumPy's dot for two arrays of one dtype; else xnp.dot, for JAX's result type (NumPy's
+    float32 array dot 2.0 is float64, JAX's float32: a Python scalar is weak).
+
+        >>> xnp.ones(2, "float32").dot(2.0).dtype      # float32
+    """
+    if isinstance(b, np.ndarray) and b.dtype == self.dtype or args or kwargs:
+        return _plain_dot(self, b, *args, **kwargs)
+    return linalg_products.dot(self, b)
+
+
+Array.dot = _array_dot
 Array.nonzero = lambda self: searching.nonzero(self)     # (a tuple of Arrays, as in JAX)
 
 

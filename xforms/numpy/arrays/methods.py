@@ -15,7 +15,9 @@ from ...core.trace import Array, Tracer
 from .. import sorting
 from ..creation import constructors as creation, matrices
 from ..elementwise import bitwise_ops, mathfuncs, ufuncs
-from ..indexing import subscripts as indexing
+from ..indexing import searching, selection, subscripts as indexing
+from ..manipulation import joining
+from ..reductions import statistics
 from ..linalg import products as linalg_ops
 from ..reductions import aggregates as reductions, cumulative
 from . import mask_select
@@ -97,6 +99,15 @@ _METHODS.update({
     "argsort": sorting.argsort, "searchsorted": sorting.searchsorted, "trace": matrices.trace,
     "diagonal": matrices.diagonal,
 })
+# (jax.Array's methods a traced value lacked until session 38: AttributeError under jit where
+# the eager call worked; compress takes the condition first, as jax's method does)
+_METHODS.update({
+    "take": indexing.take, "repeat": joining.repeat, "choose": selection.choose,
+    "argpartition": sorting.argpartition, "nonzero": searching.nonzero,
+    "ptp": statistics.ptp,
+    "compress": lambda self, condition, axis=None, **kw: searching.compress(condition, self,
+                                                                          axis, **kw),
+})
 # NumPy's functions call these methods with its own defaults spelled out (np.sum(x) is
 # x.sum(axis=None, dtype=None, out=None)); those defaults are accepted, anything else that the
 # xnp function lacks is refused by name.
@@ -148,6 +159,16 @@ ARRAY_METHODS = {**{k: _ndarray_method(f, k) for k, f in _METHODS.items()},
 Tracer.reshape = locate_errors(_reshape)
 Tracer.transpose = locate_errors(_transpose)
 Tracer.T = property(lambda self: shape_mod.transpose(self))
+
+
+def _matrix_transpose(self):
+    """x.mT: the last two axes swapped (JAX's ValueError below rank 2)."""
+    if self.ndim < 2:
+        raise ValueError(f"matrix transpose with ndim < 2 is undefined, got {self.aval}")
+    return shape_mod.swapaxes(self, -1, -2)
+
+
+Tracer.mT = property(_matrix_transpose)
 Tracer.real = property(ufuncs.real)
 Tracer.imag = property(ufuncs.imag)
 Tracer.at = property(lambda self: indexing._IndexUpdateHelper(self))

@@ -55,6 +55,8 @@ def spacing(x):
     (NumPy's: +smallest subnormal at both zeros, inf at the largest float)."""
     x = float_of(asarray_operand(x))
     dt = aval(x).dtype
+    if dt.kind == "c":
+        raise ValueError("spacing: not defined for complex inputs (jax's ValueError)")
     out = nextafter(x, copysign(np.asarray(np.inf, dt), x)) - x
     tiny = np.asarray(np.finfo(dt).smallest_subnormal, dt)
     return uf.where(uf.equal(x, 0), tiny, out).astype(dt)

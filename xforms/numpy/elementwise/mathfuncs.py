@@ -136,7 +136,8 @@ def signbit(x):
     if dt.kind in "iu":
         return ew.lt(x, ew.like(0, x))
     if dt.kind == "c":
-        raise TypeError("signbit: complex inputs are not supported")
+        raise ValueError("signbit: complex inputs are not supported (jax's ValueError: not "
+                         "well defined for complex values)")
     zero = ew.eq(x, ew.like(0, x))
     safe = uf.where(zero, x, ew.like(1, x))
     neg_zero = uf.logical_and(zero, ew.lt(ew.div(ew.like(1, x), safe), ew.like(0, x)))

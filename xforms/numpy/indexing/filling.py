@@ -10,15 +10,17 @@ from ...primitives.operands import aval, asarray_operand
 from .subscripts import IndexUpdateRef
 
 
-def _inplace(name, inplace):
+def _inplace(name, inplace, error=ValueError):
+    """JAX's refusal of the default inplace=True: ValueError for put and place,
+    NotImplementedError for fill_diagonal (jax 0.10.2's classes)."""
     if inplace:
-        raise NotImplementedError(f"{name}: xforms arrays are immutable; pass inplace=False "
-                                  f"and use the returned array")
+        raise error(f"{name}: xforms arrays are immutable; pass inplace=False and use the "
+                    f"returned array")
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
     """a with its main diagonal set to val (repeated as needed)."""
-    _inplace("fill_diagonal", inplace)
+    _inplace("fill_diagonal", inplace, NotImplementedError)
     if wrap:
         raise NotImplementedError("fill_diagonal: wrap=True is not supported (as in JAX)")
     a = asarray_operand(a)

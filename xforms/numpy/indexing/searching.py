@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...core import staging
+from ...core.engine_prims import ints
 from ...core.trace import Tracer
 from ..manipulation import shapes as man
 from ..reductions import aggregates as red
@@ -133,7 +134,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
 
         >>> ravel_multi_index((xnp.int8([1]), xnp.int8([2])), (3, 4))     # int8 [6]
     """
-    dims = tuple(int(d) for d in dims)
+    dims = ints(dims, "ravel_multi_index's dims")
     if len(multi_index) != len(dims):
         raise ValueError("ravel_multi_index: one index array per dimension is needed")
     from ..array_api import result_type

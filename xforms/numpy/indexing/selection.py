@@ -61,6 +61,8 @@ def choose(a, choices, out=None, mode="raise"):
     a = asarray_operand(a)
     choices = [asarray_operand(c) for c in choices]
     n = len(choices)
+    if np.dtype(aval(a).dtype).kind not in "iu":   # (JAX's check, bool refused, before the values)
+        raise ValueError(f"`a` array must be integer typed, got {aval(a).dtype}")
     if mode == "raise":
         val = staging.known_value(a) if isinstance(a, core.Tracer) else np.asarray(a)
         if val is None:

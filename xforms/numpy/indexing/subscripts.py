@@ -23,6 +23,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...core import staging
+from ...core.avals import promote_types
 from ...core.trace import Tracer
 from ...primitives import elementwise as ew
 from ...primitives import indexing as ix
@@ -59,11 +60,17 @@ def _expand(idx, ndim):
         if isinstance(i, np.ndarray) and i.dtype == np.bool_:
             out.extend(np.nonzero(i))
             continue
+        # (JAX's TypeError for a float or complex indexer, scalar or array; a Python float
+        # reached the gather's bookkeeping and failed there with an IndexError)
         if isinstance(i, (np.ndarray, np.generic)) and i.dtype.kind not in "iub" :
-            raise IndexError(f"arrays used as indices must be of integer or boolean type, "
-                             f"got {i.dtype}")
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                            f"type {i.dtype}")
+        if isinstance(i, (float, complex)):
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                            f"type {type(i).__name__}: {i!r}")
         if isinstance(i, Tracer) and i.dtype.kind not in "iu":
-            raise IndexError(f"traced arrays used as indices must be integers, got {i.aval}")
+            raise TypeError(f"Indexer must have integer or boolean type, got traced indexer "
+                            f"{i.aval.str_short()}")
         out.append(i)
     n_ell = sum(1 for i in out if i is Ellipsis)
     if n_ell > 1:
@@ -258,6 +265,9 @@ def _gather(x, adv, entries, mode, fill_value):
 
 
 def nonzero(x):
+    if not aval(x).ndim:      # (JAX's ValueError, before any need of the values under jit)
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "xnp.atleast_1d(scalar).nonzero() instead.")
     val = staging.known_value(x)
     if val is None:
         raise core.ConcretizationError("nonzero/where(cond) needs a concrete array: its result "
@@ -283,6 +293,10 @@ def take(a, indices, axis=None, mode=None, fill_value=None, unique_indices=False
     axis %= nd
     n = aval(a).shape[axis]
     indices = asarray_operand(indices)
+    if aval(indices).dtype.kind not in "iub" and aval(indices).size:
+        # (JAX's ValueError; no indices at all are taken whatever their dtype, as JAX)
+        raise ValueError(f"take: indices must have an integer type, got "
+                         f"{aval(indices).dtype}")
     if aval(indices).dtype == np.bool_:       # jax: True is index 1 (not a mask)
         indices = convert(indices, np.int64)
     if mode == "raise":
@@ -380,6 +394,14 @@ class IndexUpdateRef:
         unique = unique or (op == "mul" and self._basic())
         x = asarray_operand(self.x)
         a = aval(x)
+        if op != "set":
+            v = asarray(v)
+            wide, _ = promote_types((a.dtype, a.weak_type), (aval(v).dtype, aval(v).weak_type))
+            if wide != a.dtype:
+                # JAX combines in the promoted dtype and casts the result back: int32 -3 plus
+                # 2.5 is int32(-0.5) = 0, where casting the update first gave -3 + 2 = -1
+                out = IndexUpdateRef(convert(x, wide), self.idx)._scatter(v, op, mode, unique)
+                return convert(out, a.dtype)
         arrays = self._leading_arrays()
         if arrays is not None:
             return _scatter_rows(x, arrays, v, op, index_mode(SCATTER_MODES, mode), unique)

@@ -13,6 +13,8 @@ import numpy as np
 
 from ...core import trace as core
 from ...core import staging
+from ...core.avals import static_index
+from ...core.engine_prims import ints
 from ...primitives import structural as st
 from . import shapes as man
 from ..reductions import aggregates as red
@@ -239,7 +241,7 @@ def rollaxis(a, axis, start=0):
     """Move axis to before position start (NumPy's older moveaxis)."""
     a = asarray_operand(a)
     nd = aval(a).ndim
-    axis = canon_axis(axis, nd)
+    axis, start = canon_axis(axis, nd), static_index(start, "rollaxis' start")
     if start < 0:
         start += nd
     if not 0 <= start <= nd:
@@ -276,7 +278,7 @@ def block(arrays):
 def resize(a, new_shape):
     """The flattened a repeated (or cut) to fill new_shape."""
     a = man.ravel(asarray_operand(a))
-    new_shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    new_shape = ints((new_shape,) if np.ndim(new_shape) == 0 else new_shape, "resize's new_shape")
     total = int(np.prod(new_shape, dtype=np.int64))
     n = aval(a).shape[0]
     if n == 0 or total == 0:

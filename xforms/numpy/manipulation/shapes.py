@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from ...core.engine_prims import ints
 from ...primitives import structural as st
 from ...primitives.operands import (aval, asarray, asarray_operand, broadcast_to, canon_axis,
                                     promote_keep_shapes, stack_new_axis)
@@ -18,7 +19,7 @@ def reshape(a, newshape=None, order="C", shape=None):
     if not isinstance(newshape, (tuple, list)) and np.ndim(newshape) == 0:
         # an int, or a 0-d array of one (NumPy and jax take both)
         newshape = (newshape,)
-    newshape = _infer_shape([int(d) for d in newshape], aval(a).size)
+    newshape = _infer_shape(list(ints(newshape, "reshape's shape")), aval(a).size)
     if order == "F":     # column-major: reverse the axes on both sides of a C reshape
         return transpose(reshape(transpose(a), newshape[::-1]))
     if order != "C":

@@ -8,6 +8,7 @@ bool operands accumulate as int64 and other integers keep their dtype, as in JAX
 """
 import numpy as np
 
+from ...errors import AxisError
 from ...primitives import cumulative as cp
 from ..manipulation import shapes as man
 from ..elementwise import ufuncs as uf
@@ -19,6 +20,8 @@ def _prepare(a, axis, dtype):
     a = asarray_operand(a)
     if axis is None:
         a, axis = man.ravel(a), 0
+    elif aval(a).ndim == 0:       # (JAX's ValueError; NumPy's cumsum takes axis 0 and -1)
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension 0")
     if dtype is not None:
         a = convert(a, dtype_arg(dtype))
     elif aval(a).dtype.kind == "b":
@@ -207,6 +210,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """Remove jumps larger than discont (default period/2) by adding multiples of period."""
     from ...primitives.operands import promote
+    if np.dtype(aval(asarray_operand(p)).dtype).kind == "c":
+        raise ValueError("unwrap: complex inputs are not supported (as jnp.unwrap)")
     p, period = promote(p, period, name="unwrap")     # JAX's dtype: int32 p is float64
     ax = canon_axis(axis, aval(p).ndim)
     d = diff(p, axis=ax)

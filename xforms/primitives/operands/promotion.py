@@ -14,6 +14,7 @@ from ... import config
 from ...core import trace as core
 from ...core.avals import (SUPPORTED_DTYPES, broadcast_shapes, check_python_int,
                            promote_types)
+from ...core.engine_prims import ints
 from ...core.trace import Tracer
 from ...errors import TypePromotionError
 from .. import conversion, elementwise as ew
@@ -190,6 +191,8 @@ def broadcast_to(x, shape):
     a = aval(x)
     # one size, given as an int or a 0-d integer array (jnp.broadcast_to(x, np.uint8(3)))
     shape = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+    if any(type(d) is not int for d in shape):       # (JAX's TypeError for a float size)
+        shape = ints(shape, "broadcast_to's shape")
     if a.shape == shape:
         return x
     nd = len(shape)

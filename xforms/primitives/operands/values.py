@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core import trace as core
 from ...errors import AxisError
-from ...core.avals import canonicalize_dtype
+from ...core.avals import canonicalize_dtype, static_index
 from ...core.trace import Tracer
 
 PYTHON_SCALARS = (bool, int, float, builtins.complex)
@@ -82,6 +82,9 @@ class ListOperandError(TypeError):
 
 
 def canon_axis(axis, ndim):
+    """`axis` counted from 0 (a float or an array: JAX's TypeError, `static_index`).
+    >>> canon_axis(-1, 2)   # 1"""
+    axis = static_index(axis, "axis")
     if axis < -ndim or axis >= builtins.max(ndim, 1):
         raise AxisError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
     return axis % builtins.max(ndim, 1)
@@ -90,7 +93,8 @@ def canon_axis(axis, ndim):
 def canon_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, (tuple, list)) or (type(axis) is np.ndarray and axis.ndim == 1):
+        # (a 1-d NumPy array of axes is a sequence of them to JAX's reductions)
         return tuple(sorted(canon_axis(a, ndim) for a in axis))
     return (canon_axis(axis, ndim),)
 
