@@ -1,4 +1,4 @@
-"""Session 38 (issue #31): a float, inf/NaN or an array where lax or xnp takes a static integer
+"""Issue #31 (session 38): a float, inf/NaN or an array where lax or xnp takes a static integer
 (a size, an axis, a dimension, an index) is JAX's TypeError (`xforms.core.avals.static_index`,
 operator.index as JAX reads them; `int()` truncated 2.5, raised OverflowError at inf and
 ValueError at NaN), and the methods of eager Arrays and of traced values agree with
