@@ -13,8 +13,8 @@ import xforms.numpy as xnp
 from xforms import lax
 
 from fuzz import reference as R
-from fuzz.checks import (Case, check_eager, check_grad, check_hvp, check_jvp, check_vjp,
-                         check_vmap)
+from fuzz.checks import Case, check_eager, check_grad, check_jvp, check_vjp, check_vmap
+from fuzz.second_order import check_hvp
 
 
 def _args(*shapes, seed=0):

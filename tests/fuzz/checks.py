@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import reject, strategies as st
+from hypothesis import event, reject, strategies as st
 
 import xforms as xf
 import xforms.numpy as xnp
@@ -219,6 +219,8 @@ def cases(draw, dtypes=("float64",), **program_kw):
     """A `Case`: a program (`programs(**program_kw)`) of a dtype drawn from `dtypes` with
     random inputs."""
     dtype = draw(st.sampled_from(dtypes))
+    if len(dtypes) > 1:
+        event(f"dtype {dtype}")     # (--hypothesis-show-statistics)
     prog = draw(programs(dtype=dtype, **program_kw))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     return Case(prog, random_args(prog, np.random.default_rng(seed)))
@@ -321,7 +323,7 @@ def check_eager(case):
     assert_close(case.fn()(*case.xargs()), expected, "eager vs NumPy", **tolerance(case))
 
 
-def _fd_close(actual, expected, value_scale, what, case=None, dtype=None):
+def fd_close(actual, expected, value_scale, what, case=None, dtype=None):
     """actual (a derivative of `dtype`, else `case`'s dtype, else float64) = finite
     differences `expected`, to FD_RTOL (a single-precision case: F32_TOL)."""
     tol = F32_TOL if case is not None and single(case) else FD_RTOL
@@ -340,7 +342,7 @@ def check_jvp(case, rng=None):
     assert_close(y, expected, "jvp primal output", **tolerance(case))
     numeric = fd(lambda *a: reference(case, a)[0], case.args, t, margin)
     if numeric is not None:
-        _fd_close(ty, numeric, maxabs(expected), "jvp tangent vs finite differences", case)
+        fd_close(ty, numeric, maxabs(expected), "jvp tangent vs finite differences", case)
     return ty
 
 
@@ -386,63 +388,8 @@ def check_grad(case, rng=None):
     t = unit_direction(rng or np.random.default_rng(3), case.args)
     d = fd(fs_ref, case.args, t, margin)
     if d is not None:
-        _fd_close(np.asarray(vdot(g, t)), np.asarray(d), abs(float(y)), "<grad, t> vs FD",
+        fd_close(np.asarray(vdot(g, t)), np.asarray(d), abs(float(y)), "<grad, t> vs FD",
                   case, np.float64)
-
-
-def check_hvp(case, rng=None):
-    """hvp = jvp of the finite-differenced gradient (forward-over-reverse vs FD of reverse;
-    of a single-precision case: FD of its gradient at the double-precision inputs)."""
-    expected, margin = reference(case)
-    reject_near_jumps(case)
-    fs = real_scalar(case, case.fn(), weights(expected), xnp)
-    t = unit_direction(rng or np.random.default_rng(4), case.args)
-    hv = xf.hvp(fs, case.xargs(), case.xargs(cast_like(t, case.args)))
-    grad = xf.grad(fs, argnums=n_args(case))
-    g = grad(*case.xargs())
-    numeric = fd(lambda *a: tuple(tmap(np.asarray, wide_inputs(grad)(*a))), case.args, t,
-                 margin)
-    if numeric is not None:
-        _fd_close(tuple(hv), numeric, maxabs(g), "hvp vs finite differences of grad",
-                  case)
-
-
-def check_jvp_of_vjp(case, rng=None):
-    """Forward over reverse with a cotangent that is not 1: x -> vjp(f, x)(u) under jvp =
-    the eager pullback (primal) and finite differences of it (tangent)."""
-    expected, margin = reference(case)
-    reject_near_jumps(case)
-    rng = rng or np.random.default_rng(13)
-    u = tmap(lambda x: normal_like(rng, x), expected)
-
-    def pullback(*a):
-        y, back = xf.vjp(case.fn(), *a)
-        return tuple(back(tmap(xnp.asarray, cast_like(u, y))))
-    t = unit_direction(rng, case.args)
-    ct, dct = xf.jvp(pullback, case.xargs(), case.xargs(cast_like(t, case.args)))
-    tol = tolerance(case)
-    assert_close(tmap(np.asarray, ct), tmap(np.asarray, pullback(*case.xargs())),
-                 "jvp of vjp: primal vs the eager pullback", **tol)
-    numeric = fd(lambda *a: tmap(np.asarray, wide_inputs(pullback)(*a)), case.args, t,
-                 margin)
-    if numeric is not None:
-        _fd_close(tmap(np.asarray, dct), numeric, maxabs(ct), "jvp of vjp vs FD of the pullback",
-                  case)
-
-
-def check_grads2(case):
-    """xforms.test_util.check_grads to second order where the program is smooth (no tie
-    within MARGIN, and one-sided differences at check_grads' step agree); a complex
-    program's function is complex (check_grads pairs with JAX's conjugates)."""
-    from xforms.test_util import check_grads
-    expected, margin = reference(case)
-    w = weights(expected)
-    fs_ref = scalarize(lambda *a: reference(case, a)[0], w, np)
-    t = unit_direction(np.random.default_rng(9), case.args)
-    if margin <= MARGIN or fd(fs_ref, case.args, t, margin, steps=(1e-6,)) is None:
-        return
-    check_grads(scalarize(case.fn(), w, xnp), case.xargs(), order=2, atol=1e-5, rtol=1e-5,
-                eps=1e-6)
 
 
 @contextlib.contextmanager
@@ -608,60 +555,6 @@ def axes_for(draw, case):
     return tuple(in_axes), out_axes
 
 
-def _contract(jac_leaves, t_leaves):
-    """sum_j tensordot(J[k, j], t[j]) for a flat Jacobian ordered (outer leaf k, inner j)."""
-    n = len(t_leaves)
-    return [sum(np.tensordot(np.asarray(jac_leaves[k * n + j]), t, axes=np.ndim(t))
-                for j, t in enumerate(t_leaves)) for k in range(len(jac_leaves) // n)]
-
-
-def _as_real(x):
-    """A complex array as a real one with a last axis of (real, imag) parts."""
-    return np.stack([np.real(x), np.imag(x)], axis=-1)
-
-
-def realified(case):
-    """A complex case as a real function of the real and imaginary parts of its inputs,
-    returning its outputs' (jacfwd and hessian take no complex input, jacrev no complex
-    output, as JAX's: they see complex arithmetic inside a real function)."""
-    if dtype_of(case).kind != "c":
-        return case
-    fn, ref = case.fn(), case.ref_fn()
-
-    def wrap(f, ns):
-        def g(*args):
-            z = tmap(lambda a: a[..., 0] + 1j * a[..., 1], args)
-            return tmap(lambda y: ns.stack([ns.real(y), ns.imag(y)], axis=-1), f(*z))
-        return g
-    return Case.of(wrap(fn, xnp), wrap(ref, np), tmap(_as_real, case.args))
-
-
-def check_jacobians(case):
-    """jacfwd = jacrev, and contracting them with a direction gives jvp; the Hessian of a
-    scalarization contracted with a direction gives hvp (a complex case: `realified`)."""
-    reference(case)
-    reject_near_jumps(case)
-    case = realified(case)
-    expected, margin = reference(case)
-    if margin < 0:     # a singular derivative: inf/nan entries need not agree
-        return
-    tol = tolerance(case)
-    args, argnums = case.xargs(), n_args(case)
-    jf = xf.jacfwd(case.fn(), argnums=argnums)(*args)
-    jr = xf.jacrev(case.fn(), argnums=argnums)(*args)
-    assert_close(jf, jr, "jacfwd vs jacrev", **tol)
-    t = cast_like(unit_direction(np.random.default_rng(8), case.args), case.args)
-    _, ty = xf.jvp(case.fn(), args, case.xargs(t))
-    t_leaves = flatten(t)[0]
-    assert_close(_contract(flatten(jf)[0], t_leaves), flatten(ty)[0], "jacfwd . t vs jvp",
-                 **tol)
-    fs = real_scalar(case, case.fn(), weights(expected), xnp)
-    hess = xf.hessian(fs, argnums=argnums)(*args)
-    hv = xf.hvp(fs, args, case.xargs(t))
-    assert_close(_contract(flatten(hess)[0], t_leaves), flatten(hv)[0], "hessian . t vs hvp",
-                 **tol)
-
-
-__all__ = ["Case", "Leaf", "DTYPES", "cases", "axes_for", "loop_segments", "check_eager", "check_jvp",
-           "check_vjp", "check_grad", "check_hvp", "check_jvp_of_vjp", "check_grads2",
-           "check_vmap", "check_ir", "check_jacobians", "small_array_paths"]
+__all__ = ["Case", "Leaf", "DTYPES", "cases", "axes_for", "loop_segments", "check_eager",
+           "check_jvp", "check_vjp", "check_grad", "check_vmap", "check_ir",
+           "small_array_paths"]

@@ -20,15 +20,15 @@ import tempfile
 import pytest
 from hypothesis import event, given, settings, strategies as st
 
-from .checks import (DTYPES, axes_for, cases, check_eager, check_grad, check_grads2, check_hvp,
-                     check_ir, check_jacobians, check_jvp, check_jvp_of_vjp, check_vjp,
-                     check_vmap, loop_segments)
+from .checks import (DTYPES, axes_for, cases, check_eager, check_grad, check_ir, check_jvp,
+                     check_vjp, check_vmap, loop_segments)
 from .complex_programs import check_complex_tiers, complex_programs
 from .dtype_programs import check_dtype_tiers, check_llvm_path, dtype_programs
 from .dtype_vmap import check_dtype_vmap
 from .jit_groups import check_jit_group
 from .layouts import LAYOUTS
 from .promotion import check_promotion, operator_chains
+from .second_order import check_grads2, check_hvp, check_jacobians, check_jvp_of_vjp
 from .scalar_programs import check_scalar_tiers, scalar_programs
 from .special_history import histories
 
