@@ -15,6 +15,7 @@ grad) is the real part of a weighted sum, and pairings are Re sum(a * b) (`vdot`
 convention, where vjp is the transpose of the R-linear jvp (grad of |z|^2 is 2 conj(z)).
 """
 import contextlib
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -27,7 +28,7 @@ from xforms.core.trace import check_jaxpr
 from xforms.transforms.simplify import simplify
 
 from . import reference as R
-from .program_ast import Leaf, Program, build, render, tree_map_leaves
+from .program_ast import Leaf, Program, build, render, run_source, tree_map_leaves
 from .programs import programs
 
 H = 1e-5            # finite-difference step along a unit-norm direction
@@ -305,10 +306,29 @@ def real_scalar(case, f, w, ns):
     return (lambda *a: ns.real(fs(*a))) if dt.kind == "c" else fs
 
 
-def wide_inputs(f):
-    """f called at the double-precision copies of its inputs (finite differences of a
-    single-precision case's derivative: its own rounding would swamp them)."""
-    return lambda *a: f(*tmap(xnp.asarray, float64_args(a)))
+def widened(case):
+    """The case in double precision: the same program (its dtype literals too) at the
+    float64/complex128 copies of its inputs.  Finite differences of a single-precision
+    case's derivatives are of this one's: its own rounding would swamp them.
+
+        >>> widened(case).prog.dtype        # a float32 case's
+        'float64'
+    """
+    if not single(case):
+        return case
+    if case.prog is None:
+        return Case.of(case.fn(), case.ref_fn(), float64_args(case.args))
+    wide = Case(dataclasses.replace(case.prog, dtype=_WIDE[str(dtype_of(case))]),
+                float64_args(case.args))
+    # (a statement may name the dtype: an accumulator's zeros)
+    src = render(case.prog, "xnp")
+    for narrow, double in _WIDE.items():
+        src = src.replace(f"xnp.{narrow}", f"xnp.{double}")
+    wide._fn, wide._ref = run_source(src, "xnp"), case.ref_fn()
+    return wide
+
+
+_WIDE = {"float32": "float64", "complex64": "complex128"}
 
 
 def n_args(case):

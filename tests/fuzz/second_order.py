@@ -2,7 +2,7 @@
 first-order ones and the helpers): hvp and forward-over-reverse against finite differences
 of the gradient or pullback, check_grads to second order, and jacfwd/jacrev/hessian against
 jvp and hvp.  A single-precision case's finite differences are of its derivative at the
-double-precision copies of its inputs (`wide_inputs`); a complex case's Jacobians are of
+double-precision copy (`checks.widened`); a complex case's Jacobians are of
 `realified`, a real function of the parts (JAX's jacfwd takes no complex input).
 
     >>> check_hvp(case)
@@ -13,25 +13,30 @@ import xforms as xf
 import xforms.numpy as xnp
 
 from .checks import (MARGIN, Case, assert_close, cast_like, dtype_of, fd, fd_close, flatten,
-                     maxabs, n_args, normal_like, real_scalar, reference, reject_near_jumps,
-                     scalarize, tmap, tolerance, unit_direction, weights, wide_inputs)
+                     float64_args, maxabs, n_args, normal_like, real_scalar, reference,
+                     reject_near_jumps, scalarize, tmap, tolerance, unit_direction, weights,
+                     widened)
 
 
 def check_hvp(case, rng=None):
     """hvp = jvp of the finite-differenced gradient (forward-over-reverse vs FD of reverse;
-    of a single-precision case: FD of its gradient at the double-precision inputs)."""
+    of a single-precision case: FD of its `widened` copy's gradient)."""
     expected, margin = reference(case)
     reject_near_jumps(case)
-    fs = real_scalar(case, case.fn(), weights(expected), xnp)
+    w = weights(expected)
+    fs = real_scalar(case, case.fn(), w, xnp)
     t = unit_direction(rng or np.random.default_rng(4), case.args)
     hv = xf.hvp(fs, case.xargs(), case.xargs(cast_like(t, case.args)))
     grad = xf.grad(fs, argnums=n_args(case))
     g = grad(*case.xargs())
-    numeric = fd(lambda *a: tuple(tmap(np.asarray, wide_inputs(grad)(*a))), case.args, t,
-                 margin)
+    wide = widened(case)
+    grad_w = grad if wide is case else xf.grad(real_scalar(wide, wide.fn(), w, xnp),
+                                               argnums=n_args(case))
+    numeric = fd(lambda *a: tuple(tmap(np.asarray, grad_w(*wide.xargs(float64_args(a))))),
+                 case.args, t, margin)
     if numeric is not None:
         fd_close(tuple(hv), numeric, maxabs(g), "hvp vs finite differences of grad",
-                  case)
+                 case)
 
 
 def check_jvp_of_vjp(case, rng=None):
@@ -42,19 +47,23 @@ def check_jvp_of_vjp(case, rng=None):
     rng = rng or np.random.default_rng(13)
     u = tmap(lambda x: normal_like(rng, x), expected)
 
-    def pullback(*a):
-        y, back = xf.vjp(case.fn(), *a)
-        return tuple(back(tmap(xnp.asarray, cast_like(u, y))))
+    def pullback_of(c):
+        def pullback(*a):
+            y, back = xf.vjp(c.fn(), *a)
+            return tuple(back(tmap(xnp.asarray, cast_like(u, y))))
+        return pullback
+    pullback, wide = pullback_of(case), widened(case)
     t = unit_direction(rng, case.args)
     ct, dct = xf.jvp(pullback, case.xargs(), case.xargs(cast_like(t, case.args)))
     tol = tolerance(case)
     assert_close(tmap(np.asarray, ct), tmap(np.asarray, pullback(*case.xargs())),
                  "jvp of vjp: primal vs the eager pullback", **tol)
-    numeric = fd(lambda *a: tmap(np.asarray, wide_inputs(pullback)(*a)), case.args, t,
-                 margin)
+    pullback_w = pullback_of(wide)
+    numeric = fd(lambda *a: tmap(np.asarray, pullback_w(*wide.xargs(float64_args(a)))),
+                 case.args, t, margin)
     if numeric is not None:
         fd_close(tmap(np.asarray, dct), numeric, maxabs(ct), "jvp of vjp vs FD of the pullback",
-                  case)
+                 case)
 
 
 def check_grads2(case):
