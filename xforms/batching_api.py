@@ -240,10 +240,12 @@ def _as_result(x):
 
 
 # ---- Jacobians -------------------------------------------------------------------------
-def _check_input(name, fun, x, holomorphic, allow_int=False):
+def _check_input(name, fun, x, holomorphic, allow_int=False, rev=False):
     dt = core.get_aval(x).dtype
     if allow_int and not is_inexact(dt):
         return          # (its Jacobian is zeros of its own dtype, as JAX's jacrev gives)
+    if rev and not holomorphic and is_complex(dt):
+        return          # (reverse mode takes complex inputs of a real function, as JAX's)
     if holomorphic:
         if not is_complex(dt):
             raise TypeError(f"{name} with holomorphic=True requires complex inputs, but got "
@@ -256,8 +258,10 @@ def _check_input(name, fun, x, holomorphic, allow_int=False):
 
 
 def _diff_args(name, fun, args, kwargs, argnums, holomorphic, allow_int=False):
+    rev = name == "jacrev"
     return argnums_mod.DiffArgs(name, fun, args, kwargs, argnums,
-                                lambda x: _check_input(name, fun, x, holomorphic, allow_int))
+                                lambda x: _check_input(name, fun, x, holomorphic, allow_int,
+                                                       rev))
 
 
 def _seeds(avals):

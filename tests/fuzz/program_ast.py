@@ -484,7 +484,11 @@ def namespace():
 
 def build(prog, dialect="xnp"):
     """Execute the rendered source and return the function (source kept for tracebacks)."""
-    src = render(prog, dialect)
+    return run_source(render(prog, dialect), dialect)
+
+
+def run_source(src, dialect):
+    """The function `f` that a program's source `src` defines."""
     fname = f"<fuzz-{dialect}-{next(_counter)}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = namespace()

@@ -13,8 +13,8 @@ import xforms.numpy as xnp
 from xforms import lax
 
 from fuzz import reference as R
-from fuzz.checks import (Case, check_eager, check_grad, check_hvp, check_jvp, check_vjp,
-                         check_vmap)
+from fuzz.checks import Case, check_eager, check_grad, check_jvp, check_vjp, check_vmap
+from fuzz.second_order import check_hvp
 
 
 def _args(*shapes, seed=0):
@@ -1108,3 +1108,28 @@ def test_an_eager_complex_array_divided_by_a_traced_value():
     # grad of Re(sum(x / a)): JAX's (jax 0.10.2) [-0.8+1.6j, 0.77633136-0.05680473j], -x/a^2
     g = xf.grad(lambda t: xnp.real(xnp.sum(x / t)))(a)
     np.testing.assert_allclose(g, -np.asarray(x) / a ** 2, rtol=1e-14)
+
+
+def test_jacrev_of_a_real_function_of_complex_inputs():
+    """The complex widening of test_jacobians_agree (session 38): xf.jacrev refused complex
+    inputs without holomorphic=True ("requires real-valued (float) inputs"); JAX's jacrev
+    takes them (only jacfwd, and so hessian, needs real inputs; jacrev needs real outputs)
+    and gives grad's value, JAX's conjugate convention: jax 0.10.2 gives the literals."""
+    z = np.array([0.3 + 0.4j, -0.5 + 0.2j])
+    w = np.array([0.7 - 0.2j, 0.1 + 0.9j])
+
+    def f(z):
+        return xnp.real(xnp.sum(w * xnp.sin(z) * xnp.conj(z)))
+    want = np.array([0.39510777 - 0.57771694j, -0.04618257 + 0.01428027j])
+    np.testing.assert_allclose(xf.jacrev(f)(z), want, rtol=1e-7)
+    np.testing.assert_allclose(xf.grad(f)(z), want, rtol=1e-7)
+    # jvp of the complex function and jvp of its grad (hvp), jax 0.10.2's values
+    g = lambda z: xnp.sin(z) * xnp.conj(z)
+    np.testing.assert_allclose(xf.jvp(g, (z,), (w,))[1],
+                               [0.23814509 - 0.02834758j, 0.27185757 + 0.04961806j], rtol=1e-7)
+    np.testing.assert_allclose(xf.jvp(xf.grad(f), (z,), (w,))[1],
+                               [0.86720078 + 0.35478679j, 0.22612155 - 0.04756636j], rtol=1e-7)
+    with pytest.raises(TypeError, match="holomorphic"):
+        xf.jacfwd(f)(z)
+    with pytest.raises(TypeError, match="real-valued outputs"):
+        xf.jacrev(g)(z)
