@@ -124,6 +124,12 @@ def _keep_systems(cases, names):
     return [c for c in kept if c.systems]
 
 
+def _habit_measure():
+    """benchmarks/habit.py's per-row measurement, for the harness's `Context.habit`."""
+    from .habit import of_row
+    return of_row
+
+
 def _measure_here(args, on_case=lambda rows, errors, meta: None):
     """Run the selected workloads in this process -> (rows, wall, errors, meta);
     `on_case(rows, errors, meta)` after every case (a child writes its rows so far: a
@@ -134,7 +140,8 @@ def _measure_here(args, on_case=lambda rows, errors, meta: None):
     ctx = Context(quick=quick, backend=args.backend, sim=sim,
                   repeats=args.repeats or (3 if quick else 7),
                   target=0.005 if quick else 0.02, budget=0.3 if quick else 2.0,
-                  timeout=300.0 if sim else 60.0 if quick else 600.0, habit=args.habit)
+                  timeout=300.0 if sim else 60.0 if quick else 600.0,
+                  habit=_habit_measure() if args.habit else None)
     plan, harness_errors = [], []
     for name in args.names:
         try:

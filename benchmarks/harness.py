@@ -71,9 +71,11 @@ class Context:
     seed: int = 0
     quick_skip: frozenset = frozenset({"pytensor"})   # systems not run under --quick
     timeout: float = 600.0                            # seconds per (case, system), POSIX only
-    # --habit: each xforms row is measured again in a fresh process with an empty cache as
-    # a JAX user times (benchmarks/habit.py): one call, then timing without waiting
-    habit: bool = False
+    # --habit: `habit(ctx, workload, case) -> dict` measures each xforms row again in a fresh
+    # process with an empty cache as a JAX user times (benchmarks/habit.py `of_row`: one
+    # call, then timing without waiting); None: not measured.  A function, not a flag, so
+    # that the harness need not import the workloads that run the child process.
+    habit: object = None
     meta: dict = field(default_factory=dict)
     tmpdir: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="xforms-bench-"))
 
@@ -418,8 +420,7 @@ def run_system(ctx: Context, workload: str, case: Case, system: str, data, ref) 
         with deadline(ctx.timeout):
             row, out = _setup_check_time(ctx, case, system, data, ref, row)
         if ctx.habit and system == "xforms" and row.get("waits_compiled"):
-            from . import habit          # (its own process, outside the row's deadline)
-            row["habit"] = habit.of_row(ctx, workload, case)
+            row["habit"] = ctx.habit(ctx, workload, case)   # (its own process, no deadline)
         return row, out
     except peers.Skip as exc:
         row.update(status="skipped", reason=str(exc))
